@@ -1,0 +1,34 @@
+# Two commands do all set-up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-all lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/canasta serve
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q
+
+# Everything, soak runs included (CI runs this: it fits in CI's time).
+test-all: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q -m ''
+
+bench: $(STAMP)
+	$(BIN)/canasta bench engine
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

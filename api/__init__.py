@@ -1,0 +1,45 @@
+"""The REST game-state API: a Flask app factory over Redis (``api:create_app()``)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis
+from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from api.config import Settings
+
+
+def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
+    """Build the WSGI app. ``config``: a :class:`Settings` or overrides of its fields."""
+    from api import errors, middleware
+    from api.errors import ApiError, problem_response
+    from api.http import Ctx
+    from api.routes import events, games, meta
+    from api.store import Store, connect
+
+    settings = config if isinstance(config, Settings) else Settings.from_env(config)
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.extensions["canasta"] = Ctx(settings, Store(connect(settings.redis_url), settings.key_prefix))
+    errors.register(app)
+
+    @app.errorhandler(redis.exceptions.ConnectionError)
+    @app.errorhandler(redis.exceptions.TimeoutError)
+    def _redis_down(exc: Exception) -> Any:
+        logging.getLogger("canasta.api").warning("redis unavailable: %s", exc)
+        return problem_response(ApiError(503, "redis_unavailable", "The game store does not answer; retry.",
+                                         headers={"Retry-After": "1"}))
+
+    middleware.register(app)
+    app.register_blueprint(meta.bp)
+    app.register_blueprint(games.bp)
+    app.register_blueprint(events.bp)
+    if settings.trust_proxy:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1)  # type: ignore[method-assign]
+    return app
+
+
+__all__ = ["Settings", "create_app"]

@@ -1,0 +1,121 @@
+"""Problem details (RFC 9457) for every error the API returns."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+import orjson
+from flask import Flask, Response
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException
+
+PROBLEM_JSON = "application/problem+json"
+log = logging.getLogger("canasta.api")
+
+# werkzeug's own exceptions -> our stable codes
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    411: "length_required",
+    412: "precondition_failed",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    428: "precondition_required",
+    429: "rate_limited",
+    500: "internal_error",
+    501: "not_implemented",
+    503: "unavailable",
+}
+
+
+class ApiError(Exception):
+    """An error the API answers with: status, stable code, a sentence, extra members."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.title = title or HTTPStatus(status).phrase
+        self.headers = headers or {}
+        self.extra = extra
+
+    def to_dict(self) -> dict[str, Any]:
+        body = {
+            "type": f"urn:canasta:problem:{self.code}",
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "code": self.code,
+        }
+        body.update(self.extra)
+        return body
+
+
+def problem_response(err: ApiError) -> Response:
+    resp = Response(orjson.dumps(err.to_dict()), status=err.status, mimetype=PROBLEM_JSON)
+    for name, value in err.headers.items():
+        resp.headers[name] = value
+    return resp
+
+
+def _from_http(exc: HTTPException) -> ApiError:
+    status = exc.code or 500
+    code = _HTTP_CODES.get(status, "http_error")
+    detail = exc.description or HTTPStatus(status).phrase
+    headers = {}
+    if status == 405 and getattr(exc, "valid_methods", None):
+        headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
+    return ApiError(status, code, detail, headers=headers)
+
+
+def register(app: Flask) -> None:
+    """Every error becomes problem+json; unexpected exceptions become a logged 500."""
+
+    @app.errorhandler(ApiError)
+    def _api_error(err: ApiError) -> Response:
+        return problem_response(err)
+
+    @app.errorhandler(ValidationError)
+    def _validation(err: ValidationError) -> Response:
+        return problem_response(
+            ApiError(422, "invalid_request", "The request body does not match the schema.",
+                     errors=_jsonable(err.messages))
+        )
+
+    @app.errorhandler(HTTPException)
+    def _http(exc: HTTPException) -> Response:
+        return problem_response(_from_http(exc))
+
+    @app.errorhandler(Exception)
+    def _unexpected(exc: Exception) -> Response:
+        if isinstance(exc, HTTPException):  # pragma: no cover - handled above
+            return problem_response(_from_http(exc))
+        log.exception("unhandled error")
+        return problem_response(ApiError(500, "internal_error", "The server failed; the error was logged."))
+
+
+def _jsonable(value: Any) -> Any:
+    """marshmallow messages may be keyed by ints (list indexes): make them JSON keys."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value

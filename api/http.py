@@ -1,0 +1,115 @@
+"""Small HTTP helpers shared by the blueprints."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from flask import Response, current_app, request
+from marshmallow import Schema
+
+from api.config import Settings
+from api.errors import ApiError
+from api.keys import GAME_ID_RE
+from api.store import Store
+from api.tokens import TOKEN_RE
+
+JSON = "application/json"
+_ETAG_RE = re.compile(r'^"(\d{1,18})"$')
+_IDEM_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Per-process objects: the settings and the Redis store (no game state)."""
+
+    settings: Settings
+    store: Store
+
+
+def ctx() -> Ctx:
+    return current_app.extensions["canasta"]
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    resp = Response(orjson.dumps(body), status=status, mimetype=JSON)
+    for name, value in (headers or {}).items():
+        resp.headers[name] = value
+    return resp
+
+
+def etag(version: int) -> str:
+    return f'"{version}"'
+
+
+def check_game_id(game_id: str) -> str:
+    if not GAME_ID_RE.match(game_id):
+        raise ApiError(404, "game_not_found", "There is no such game.")
+    return game_id
+
+
+def json_body(schema: Schema) -> dict[str, Any]:
+    """The request's JSON object loaded by ``schema`` (415, 400 or 422 otherwise)."""
+    mimetype = request.mimetype or ""
+    if mimetype != JSON and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
+        raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
+    raw = request.get_data(cache=False)
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise ApiError(400, "invalid_json", "The body is not valid JSON.") from None
+    return schema.load(data)
+
+
+def bearer_token(*, query: bool = False) -> str | None:
+    """The ``Authorization: Bearer`` token (or ``?access_token=`` where allowed)."""
+    header = request.headers.get("Authorization")
+    token: str | None = None
+    if header is not None:
+        scheme, _, value = header.strip().partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise ApiError(401, "invalid_token", "Use Authorization: Bearer <token>.",
+                           headers={"WWW-Authenticate": 'Bearer error="invalid_request"'})
+        token = value.strip()
+    elif query and "access_token" in request.args:
+        token = request.args["access_token"]
+    if token is not None and not TOKEN_RE.match(token):
+        raise ApiError(401, "invalid_token", "The token does not belong to a seat of this game.",
+                       headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    return token
+
+
+def if_match_version() -> int | None:
+    """The version named by ``If-Match`` (428 when missing; None for ``*``; -1 for no version)."""
+    header = request.headers.get("If-Match")
+    if header is None or not header.strip():
+        raise ApiError(428, "precondition_required",
+                       "Send If-Match with the game's ETag (GET /games/{id} gives it).")
+    if header.strip() == "*":
+        return None
+    versions = [int(m.group(1)) for part in header.split(",") if (m := _ETAG_RE.match(part.strip()))]
+    return max(versions) if versions else -1
+
+
+def idempotency_key() -> str | None:
+    """The ``Idempotency-Key`` header, hashed into a safe Redis key part."""
+    value = request.headers.get("Idempotency-Key")
+    if value is None:
+        return None
+    if not _IDEM_RE.match(value):
+        raise ApiError(400, "invalid_idempotency_key", "An Idempotency-Key is 1 to 255 visible ASCII characters.")
+    return hashlib.sha256(value.encode()).hexdigest()[:40]
+
+
+def bool_arg(name: str) -> bool:
+    value = request.args.get(name)
+    if value is None:
+        return False
+    if value.lower() in ("true", "1"):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise ApiError(400, "invalid_parameter", f"{name} is true or false.")

@@ -1,0 +1,110 @@
+"""Games: create, read, join a seat, hand a seat to a bot, move, hint, log."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, request, url_for
+
+from api import service
+from api.errors import ApiError
+from api.http import (
+    bearer_token,
+    bool_arg,
+    check_game_id,
+    ctx,
+    etag,
+    idempotency_key,
+    if_match_version,
+    json_body,
+    json_response,
+)
+from api.schemas import BOTS, BotSchema, CreateGameSchema, JoinSchema, MoveSchema
+
+bp = Blueprint("games", __name__)
+
+_create = CreateGameSchema()
+_join = JoinSchema()
+_bot = BotSchema()
+_move = MoveSchema()
+
+
+@bp.post("/games")
+def create_game() -> Response:
+    body = json_body(_create)
+    c = ctx()
+    result, version = service.create_game(c.store, c.settings, body)
+    location = url_for("games.get_game", game_id=result["id"])
+    return json_response(result, 201, {"Location": location, "ETag": etag(version)})
+
+
+@bp.get("/games/<game_id>")
+def get_game(game_id: str) -> Response:
+    check_game_id(game_id)
+    token = bearer_token()
+    view, version = service.read_view(ctx().store, game_id, token)
+    resp = json_response(view, headers={"ETag": etag(version), "Cache-Control": "no-store"})
+    resp.headers["Vary"] = "Authorization"
+    return resp
+
+
+@bp.post("/games/<game_id>/seats/<int:seat>")
+def join_seat(game_id: str, seat: int) -> Response:
+    check_game_id(game_id)
+    body = json_body(_join)
+    c = ctx()
+    result = service.join_seat(c.store, c.settings, game_id, seat, body["name"])
+    return json_response(result, headers={"ETag": etag(result["version"])})
+
+
+@bp.post("/games/<game_id>/seats/<int:seat>/bot")
+def seat_to_bot(game_id: str, seat: int) -> Response:
+    check_game_id(game_id)
+    token = bearer_token()
+    body = json_body(_bot)
+    c = ctx()
+    view, version = service.assign_bot(c.store, c.settings, game_id, seat, body["bot"], token)
+    return json_response(view, headers={"ETag": etag(version)})
+
+
+@bp.post("/games/<game_id>/moves")
+def post_move(game_id: str) -> Response:
+    check_game_id(game_id)
+    token = bearer_token()
+    if token is None:
+        raise ApiError(401, "missing_token", "A move needs the bearer token of the seat that moves.",
+                       headers={"WWW-Authenticate": "Bearer"})
+    c = ctx()
+    game = service.load_game(c.store, game_id)
+    seat = service.authenticate(game, token)
+    assert seat is not None
+    dry_run = bool_arg("dry_run")
+    body = json_body(_move)
+    expected = if_match_version()
+    key = idempotency_key()
+    if game.is_bot(seat):
+        raise ApiError(403, "seat_is_bot", f"Seat {seat} is played by a bot.")
+    result = service.apply_move(c.store, game_id, seat, body["action"], expected, key, dry_run,
+                                settings=c.settings)
+    headers = {"ETag": etag(result.version), "Cache-Control": "no-store"}
+    if result.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return json_response(result.body, headers=headers)
+
+
+@bp.get("/games/<game_id>/hint")
+def get_hint(game_id: str) -> Response:
+    check_game_id(game_id)
+    token = bearer_token()
+    bot = request.args.get("bot", "greedy")
+    if bot not in BOTS:
+        raise ApiError(400, "invalid_parameter", f"bot is one of {', '.join(BOTS)}.")
+    result = service.hint(ctx().store, game_id, token, bot)
+    return json_response(result, headers={"Cache-Control": "no-store"})
+
+
+@bp.get("/games/<game_id>/log")
+def get_log(game_id: str) -> Response:
+    check_game_id(game_id)
+    lines = service.read_log(ctx().store, game_id)
+    body = b"".join(line + b"\n" for line in lines)
+    return Response(body, mimetype="application/x-ndjson",
+                    headers={"Content-Disposition": f'attachment; filename="{game_id}.jsonl"'})

@@ -1,0 +1,59 @@
+"""Rules, health, readiness and the OpenAPI document."""
+
+from __future__ import annotations
+
+import importlib.resources
+
+from flask import Blueprint, Response, request
+
+import engine
+from api.errors import ApiError
+from api.http import ctx, json_response
+
+bp = Blueprint("meta", __name__)
+
+
+def openapi_text() -> bytes:
+    return importlib.resources.files("api").joinpath("openapi.yaml").read_bytes()
+
+
+@bp.get("/rules")
+def list_rules() -> Response:
+    return json_response({"presets": engine.preset_summary()})
+
+
+@bp.get("/rules/<preset>")
+def get_rules(preset: str) -> Response:
+    summary = {p["name"]: p for p in engine.preset_summary()}
+    if preset not in summary:
+        raise ApiError(404, "preset_not_found", f"There is no preset {preset!r}.")
+    raw = request.args.get("players")
+    players = None
+    if raw is not None:
+        if not raw.isdigit() or len(raw) > 2:
+            raise ApiError(400, "invalid_parameter", "players is a whole number.")
+        players = int(raw)
+    try:
+        rules = engine.resolve(preset, players)
+    except engine.RulesError as e:
+        raise ApiError(422, "invalid_rules", str(e)) from None
+    return json_response({**summary[preset], "rules": rules.to_dict()})
+
+
+@bp.get("/healthz")
+def healthz() -> Response:
+    return json_response({"status": "ok"}, headers={"Cache-Control": "no-store"})
+
+
+@bp.get("/readyz")
+def readyz() -> Response:
+    try:
+        ctx().store.ping()
+    except Exception:  # noqa: BLE001 - any failure means not ready
+        raise ApiError(503, "redis_unavailable", "Redis does not answer.") from None
+    return json_response({"status": "ready"}, headers={"Cache-Control": "no-store"})
+
+
+@bp.get("/openapi.yaml")
+def openapi() -> Response:
+    return Response(openapi_text(), mimetype="application/yaml")

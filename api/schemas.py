@@ -1,0 +1,153 @@
+"""Request bodies (marshmallow 4; unknown fields are refused: 422)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
+
+BOTS = ("random", "greedy", "expert")
+ACTION_TYPES = ("draw", "take_pile", "meld", "add", "discard", "ask_go_out", "answer_go_out", "pass")
+CARD_PATTERN = r"^(?:[A2-9TJQK][SHDC]|JK)$"
+RANKS = ("A", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
+MAX_CARDS = 200
+MAX_MELDS = 40
+NAME_PATTERN = r"^[^\x00-\x1f\x7f]{1,40}$"
+
+
+class StrictInt(fields.Integer):
+    """An integer that is not a bool and not a string."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
+        if isinstance(value, bool):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class StrictBool(fields.Field):
+    """``true`` or ``false`` only."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ValidationError("Not a boolean.")
+        return value
+
+
+def Card(*, required: bool = False) -> fields.String:  # noqa: N802 - a field factory
+    return fields.String(required=required, validate=validate.Regexp(CARD_PATTERN, error="Not a card code."))
+
+
+def Cards(*, required: bool = False, min_len: int = 1) -> fields.List:  # noqa: N802
+    return fields.List(Card(), required=required, validate=validate.Length(min=min_len, max=MAX_CARDS))
+
+
+def Rank(*, required: bool = False) -> fields.String:  # noqa: N802
+    return fields.String(required=required, validate=validate.OneOf(RANKS))
+
+
+def Melds(*, required: bool = False) -> fields.List:  # noqa: N802
+    return fields.List(Cards(), required=required, validate=validate.Length(min=1, max=MAX_MELDS))
+
+
+class _Strict(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+class _Action(_Strict):
+    type = fields.String(required=True, validate=validate.OneOf(ACTION_TYPES))
+
+
+class _NoFields(_Action):
+    pass
+
+
+class _TakePile(_Action):
+    with_ = Cards(min_len=0)
+    onto = Rank()
+    melds = Melds()
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+        """The JSON name is the keyword ``with``."""
+        if field_name == "with_":
+            field_obj.data_key = "with"
+
+
+class _Meld(_Action):
+    melds = Melds(required=True)
+
+
+class _Add(_Action):
+    rank = Rank(required=True)
+    cards = Cards(required=True)
+
+
+class _Discard(_Action):
+    card = Card(required=True)
+
+
+class _Answer(_Action):
+    yes = StrictBool(required=True)
+
+
+_ACTION_SCHEMAS: dict[str, Schema] = {
+    "draw": _NoFields(),
+    "take_pile": _TakePile(),
+    "meld": _Meld(),
+    "add": _Add(),
+    "discard": _Discard(),
+    "ask_go_out": _NoFields(),
+    "answer_go_out": _Answer(),
+    "pass": _NoFields(),
+}
+
+
+class ActionField(fields.Field):
+    """A gamelog.md action object, checked for shape; the engine judges legality."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise ValidationError("Not an object.")
+        kind = value.get("type")
+        schema = _ACTION_SCHEMAS.get(kind) if isinstance(kind, str) else None
+        if schema is None:
+            raise ValidationError({"type": [f"Must be one of: {', '.join(ACTION_TYPES)}."]})
+        loaded = schema.load(value)
+        if "with_" in loaded:
+            loaded["with"] = loaded.pop("with_")
+        return loaded
+
+
+class MoveSchema(_Strict):
+    action = ActionField(required=True)
+
+
+class SeatSpecSchema(_Strict):
+    name = fields.String(validate=validate.Regexp(NAME_PATTERN, error="1 to 40 printable characters."))
+    bot = fields.String(validate=validate.OneOf(BOTS))
+
+    @validates_schema
+    def _one_of(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if ("name" in data) == ("bot" in data):
+            raise ValidationError("A seat is either {name} or {bot}.")
+
+
+class CreateGameSchema(_Strict):
+    preset = fields.String(required=True, validate=validate.Length(min=1, max=40))
+    players = StrictInt(validate=validate.Range(min=2, max=6))
+    rules = fields.Dict(keys=fields.String(validate=validate.Length(max=64)),
+                        values=fields.Raw(allow_none=True), validate=validate.Length(max=64))
+    seats = fields.List(fields.Nested(SeatSpecSchema, allow_none=True), required=True,
+                        validate=validate.Length(min=2, max=6))
+    seed = StrictInt(validate=validate.Range(min=0, max=2**63 - 1))
+
+
+class JoinSchema(_Strict):
+    name = fields.String(required=True, validate=validate.Regexp(NAME_PATTERN, error="1 to 40 printable characters."))
+
+
+class BotSchema(_Strict):
+    bot = fields.String(required=True, validate=validate.OneOf(BOTS))

@@ -1,0 +1,474 @@
+"""The game service without HTTP: create, join, hand a seat to a bot, view, move.
+
+Every change is one compare-and-set (:meth:`api.store.Store.commit`). The bot worker calls
+:func:`apply_move` exactly as the HTTP route does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+import engine
+from api import gamelog
+from api.config import Settings
+from api.errors import ApiError
+from api.store import Record, Store
+from api.tokens import find_seat, hash_token, new_game_id, new_token
+
+log = logging.getLogger("canasta.api")
+
+MAX_CAS_RETRIES = 8
+
+
+# -- the game as loaded ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Game:
+    id: str
+    version: int
+    meta: dict[str, Any]
+    state: engine.State | None
+
+    @property
+    def status(self) -> str:
+        return str(self.meta["status"])
+
+    @property
+    def seats(self) -> list[dict[str, Any]]:
+        return list(self.meta["seats"])
+
+    def seat_hashes(self) -> list[str | None]:
+        return [s.get("token") for s in self.meta["seats"]]
+
+    def rules(self) -> engine.RuleOptions:
+        return engine.RuleOptions.from_dict(self.meta["rules"])
+
+    def is_bot(self, seat: int) -> bool:
+        return bool(self.meta["seats"][seat].get("bot"))
+
+
+def game_from_record(game_id: str, record: Record) -> Game:
+    state = engine.State.from_json(orjson.loads(record.state)) if record.state else None
+    return Game(game_id, record.version, record.meta, state)
+
+
+def load_game(store: Store, game_id: str) -> Game:
+    record = store.load(game_id)
+    if record is None:
+        raise ApiError(404, "game_not_found", f"There is no game {game_id!r} (it may have expired).")
+    return game_from_record(game_id, record)
+
+
+def as_store(redis_or_store: Any, settings: Settings | None = None) -> Store:
+    """Accept a :class:`Store` or a redis client (the worker's call)."""
+    if isinstance(redis_or_store, Store):
+        return redis_or_store
+    settings = settings or Settings.from_env()
+    return Store(redis_or_store, settings.key_prefix)
+
+
+# -- views ------------------------------------------------------------------------------
+def public_seats(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"seat": s["seat"], "team": s["team"], "name": s.get("name"), "bot": s.get("bot"),
+         "open": s.get("name") is None and s.get("bot") is None}
+        for s in meta["seats"]
+    ]
+
+
+def engine_view(state: engine.State | None, seat: int | None) -> dict[str, Any] | None:
+    if state is None:
+        return None
+    return engine.seat_view(state, seat) if seat is not None else engine.spectator_view(state)
+
+
+def game_view(game: Game, seat: int | None, *, state: engine.State | None = None,
+              version: int | None = None, meta: dict[str, Any] | None = None,
+              with_rules: bool = False) -> dict[str, Any]:
+    """What ``GET /games/{id}`` answers: the game's public facts and the reader's view."""
+    meta = meta if meta is not None else game.meta
+    state = state if state is not None else game.state
+    body: dict[str, Any] = {
+        "id": game.id,
+        "status": meta["status"],
+        "version": version if version is not None else game.version,
+        "preset": meta["preset"],
+        "players": len(meta["seats"]),
+        "seat": seat,
+        "seats": public_seats(meta),
+        "view": engine_view(state, seat),
+    }
+    if with_rules:
+        body["rules"] = meta["rules"]
+    return body
+
+
+def authenticate(game: Game, token: str | None) -> int | None:
+    """The seat of ``token`` (None: no token, a spectator). 401 for a token of no seat."""
+    if token is None:
+        return None
+    seat = find_seat(token, game.seat_hashes())
+    if seat is None:
+        raise ApiError(401, "invalid_token", "The token does not belong to a seat of this game.",
+                       headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    return seat
+
+
+# -- events -----------------------------------------------------------------------------
+def _envelope(kind: str, meta: dict[str, Any], state: engine.State | None) -> dict[str, Any]:
+    in_hand = state is not None and state.phase in ("draw", "play", "answer")
+    return {
+        "type": kind,
+        "status": meta["status"],
+        "phase": state.phase if state is not None else None,
+        "hand_no": state.hand_no if state is not None else 0,
+        "moves": state.moves if state is not None else 0,
+        "turn": state.turn if in_hand else None,
+        "to_act": state.to_act if state is not None and state.to_act >= 0 else None,
+    }
+
+
+def _event_fields(envelope: dict[str, Any], per_viewer: dict[int | None, dict[str, Any]]) -> dict[str, bytes]:
+    """Stream fields: the envelope, the spectator's data ``p`` and each seat's ``s<n>``
+    where it differs from ``p``. Readers take ``s<seat>`` or else ``p``."""
+    public = orjson.dumps(per_viewer[None])
+    fields = {"e": orjson.dumps(envelope), "p": public}
+    for viewer, data in per_viewer.items():
+        if viewer is None:
+            continue
+        blob = orjson.dumps(data)
+        if blob != public:
+            fields[f"s{viewer}"] = blob
+    return fields
+
+
+def _viewers(players: int) -> list[int | None]:
+    return [None, *range(players)]
+
+
+def _deal_part(state: engine.State, viewer: int | None) -> dict[str, Any]:
+    return {"hand": state.hand_no, "dealer": state.dealer, "commitment": state.commitment,
+            "view": engine_view(state, viewer)}
+
+
+def render_event(event_id: str, fields: dict[str, bytes], seat: int | None) -> dict[str, Any]:
+    """One stream entry as ``seat`` (or a spectator) may read it."""
+    data = fields.get(f"s{seat}") if seat is not None else None
+    if data is None:
+        data = fields["p"]
+    body = {"id": event_id, "version": int(fields["v"])}
+    body.update(orjson.loads(fields["e"]))
+    body["data"] = orjson.loads(data)
+    return body
+
+
+# -- dealing ----------------------------------------------------------------------------
+def _deal(state: engine.State, seed: int | None) -> tuple[engine.State, bytes]:
+    """Deal the next hand (secure shuffle, or a test seed) and its log line."""
+    rng = random.Random(f"{seed}:{state.hand_no + 1}") if seed is not None else None
+    deck, salt, commitment = engine.shuffle(state.rules, rng)
+    new = engine.deal(state, deck, salt)
+    return new, gamelog.encode(gamelog.deal(new.hand_no, new.dealer, deck, salt, commitment))
+
+
+def _start(game_id: str, meta: dict[str, Any], rules: engine.RuleOptions) -> tuple[engine.State, list[bytes]]:
+    """Every seat is filled: the header line and the first deal."""
+    meta["status"] = "playing"
+    header = gamelog.header(game_id, meta["preset"], meta["rules"], meta["seats"], meta["created"])
+    state, deal_line = _deal(engine.new_game(rules), meta.get("seed"))
+    return state, [gamelog.encode(header), deal_line]
+
+
+def _filled(meta: dict[str, Any]) -> bool:
+    return all(s.get("name") is not None or s.get("bot") is not None for s in meta["seats"])
+
+
+def _state_blob(state: engine.State | None) -> bytes | None:
+    return orjson.dumps(state.to_json()) if state is not None else None
+
+
+def _ttl(settings: Settings, meta: dict[str, Any]) -> int:
+    return settings.retention_seconds if meta["status"] == "over" else settings.idle_seconds
+
+
+# -- bots (hooks only) ------------------------------------------------------------------
+def notify_bot(store: Store, game_id: str, state: engine.State | None, meta: dict[str, Any], version: int) -> None:
+    """If a bot seat is to act, hand the turn to ``worker.jobs.enqueue_bot_turn`` (if present)."""
+    if state is None or state.to_act < 0 or meta["status"] != "playing":
+        return
+    if not meta["seats"][state.to_act].get("bot"):
+        return
+    try:
+        from worker.jobs import enqueue_bot_turn  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    try:
+        enqueue_bot_turn(store.redis, game_id, version)
+    except Exception:  # noqa: BLE001 - a failed enqueue must not fail the accepted move
+        log.exception("enqueue_bot_turn failed for %s v%s", game_id, version)
+
+
+# -- create, join, hand to a bot ----------------------------------------------------------
+def create_game(store: Store, settings: Settings, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """``body`` is a loaded CreateGameSchema. Returns (response body, version)."""
+    seed = body.get("seed")
+    if seed is not None and not settings.test_seeds:
+        raise ApiError(422, "seed_not_allowed",
+                       "A seed is accepted only by a server started with test seeds enabled.")
+    try:
+        rules = engine.resolve(body["preset"], body.get("players"), body.get("rules") or None)
+    except engine.RulesError as e:
+        raise ApiError(422, "invalid_rules", str(e)) from None
+    specs = body["seats"]
+    if len(specs) != rules.players:
+        raise ApiError(422, "seat_count", f"This game has {rules.players} seats; {len(specs)} were given.")
+    tokens: dict[int, str] = {}
+    seats = []
+    for n, spec in enumerate(specs):
+        spec = spec or {}
+        seat = {"seat": n, "team": rules.team_of(n), "name": spec.get("name"), "bot": spec.get("bot"), "token": None}
+        if seat["name"] is not None:
+            tokens[n] = new_token()
+            seat["token"] = hash_token(tokens[n])
+        seats.append(seat)
+    for _ in range(MAX_CAS_RETRIES):
+        game_id = new_game_id()
+        meta = {"id": game_id, "preset": rules.preset, "rules": rules.to_dict(), "created": gamelog.now_rfc3339(),
+                "status": "waiting", "seats": seats, "seed": seed}
+        state, lines = _start(game_id, meta, rules) if _filled(meta) else (None, [])
+        per_viewer = {v: {"seats": public_seats(meta), **({"deal": _deal_part(state, v)} if state else {})}
+                      for v in _viewers(rules.players)}
+        result = store.commit(game_id, 0, meta=meta, state=_state_blob(state),
+                              event=_event_fields(_envelope("created", meta, state), per_viewer),
+                              log_lines=lines, ttl=_ttl(settings, meta))
+        if result.outcome == "ok":
+            break
+    else:  # pragma: no cover - 72-bit ids do not collide
+        raise ApiError(503, "unavailable", "Could not allocate a game id; try again.")
+    notify_bot(store, game_id, state, meta, result.version)
+    game = Game(game_id, result.version, meta, state)
+    response = game_view(game, None, with_rules=True)
+    response["seats"] = [{**s, "token": tokens.get(s["seat"])} for s in response["seats"]]
+    return response, result.version
+
+
+def _seat_or_404(game: Game, seat: int) -> None:
+    if not 0 <= seat < len(game.meta["seats"]):
+        raise ApiError(404, "seat_not_found", f"Game {game.id} has seats 0 to {len(game.meta['seats']) - 1}.")
+
+
+def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str) -> dict[str, Any]:
+    """Take an open seat; the game starts when the last seat is filled."""
+    for _ in range(MAX_CAS_RETRIES):
+        game = load_game(store, game_id)
+        _seat_or_404(game, seat)
+        current = game.meta["seats"][seat]
+        if current.get("name") is not None or current.get("bot") is not None:
+            raise ApiError(409, "seat_taken", f"Seat {seat} is already taken.")
+        if game.status != "waiting":  # pragma: no cover - a started game has no open seat
+            raise ApiError(409, "game_started", "The game has started.")
+        token = new_token()
+        meta = dict(game.meta)
+        meta["seats"] = [dict(s) for s in game.meta["seats"]]
+        meta["seats"][seat].update(name=name, token=hash_token(token))
+        state, lines = _start(game_id, meta, game.rules()) if _filled(meta) else (None, [])
+        per_viewer = {v: {"seat": seat, "name": name, **({"deal": _deal_part(state, v)} if state else {})}
+                      for v in _viewers(len(meta["seats"]))}
+        result = store.commit(game_id, game.version, meta=meta, state=_state_blob(state),
+                              event=_event_fields(_envelope("joined", meta, state), per_viewer),
+                              log_lines=lines, ttl=_ttl(settings, meta))
+        if result.outcome == "ok":
+            notify_bot(store, game_id, state, meta, result.version)
+            return {"id": game_id, "seat": seat, "team": current["team"], "name": name, "token": token,
+                    "status": meta["status"], "version": result.version}
+    raise ApiError(409, "conflict", "The game changed too often while joining; try again.")
+
+
+def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: str, token: str | None) -> tuple[dict[str, Any], int]:
+    """Hand a seat to a bot; needs the token of any human seat of the game."""
+    if token is None:
+        raise ApiError(401, "missing_token", "This needs the bearer token of a seat of this game.",
+                       headers={"WWW-Authenticate": "Bearer"})
+    for _ in range(MAX_CAS_RETRIES):
+        game = load_game(store, game_id)
+        caller = authenticate(game, token)
+        _seat_or_404(game, seat)
+        if game.status == "over":
+            raise ApiError(409, "game_over", "The game is over.")
+        meta = dict(game.meta)
+        meta["seats"] = [dict(s) for s in game.meta["seats"]]
+        meta["seats"][seat]["bot"] = bot
+        state, lines = game.state, []
+        started = False
+        if game.status == "waiting" and _filled(meta):
+            state, lines = _start(game_id, meta, game.rules())
+            started = True
+        per_viewer = {v: {"seat": seat, "bot": bot, "by": caller,
+                          **({"deal": _deal_part(state, v)} if started and state else {})}
+                      for v in _viewers(len(meta["seats"]))}
+        result = store.commit(game_id, game.version, meta=meta, state=_state_blob(state) if started else None,
+                              event=_event_fields(_envelope("bot", meta, state), per_viewer),
+                              log_lines=lines, ttl=_ttl(settings, meta))
+        if result.outcome == "ok":
+            notify_bot(store, game_id, state, meta, result.version)
+            updated = Game(game_id, result.version, meta, state)
+            return game_view(updated, caller), result.version
+    raise ApiError(409, "conflict", "The game changed too often; try again.")
+
+
+# -- moves ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MoveResult:
+    """The answer to a move: the mover's new view and the new version."""
+
+    body: dict[str, Any]
+    version: int
+    replayed: bool = False
+    dry_run: bool = False
+
+
+def _fingerprint(action: dict[str, Any]) -> str:
+    return hashlib.sha256(orjson.dumps(action, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _replay(record: bytes, fingerprint: str) -> MoveResult:
+    stored = orjson.loads(record)
+    if stored["fingerprint"] != fingerprint:
+        raise ApiError(422, "idempotency_key_reused",
+                       "This Idempotency-Key was used with another request body.")
+    return MoveResult(stored["body"], int(stored["version"]), replayed=True)
+
+
+def apply_move(
+    redis: Any,
+    game_id: str,
+    seat: int,
+    action: dict[str, Any],
+    expected_version: int | None,
+    idempotency_key: str | None = None,
+    dry_run: bool = False,
+    *,
+    settings: Settings | None = None,
+) -> MoveResult:
+    """Check and apply one move in one compare-and-set; raise :class:`ApiError` otherwise.
+
+    ``expected_version`` None means "whatever is current" (If-Match: *). Errors: 404 game,
+    409 not started / over, 412 stale version, 403 not this seat's turn, 422 illegal move
+    or a reused Idempotency-Key with another body.
+    """
+    settings = settings or Settings.from_env()
+    store = as_store(redis, settings)
+    game = load_game(store, game_id)
+    fingerprint = _fingerprint(action)
+    if idempotency_key is not None and not dry_run:
+        record = store.get_idempotency(game_id, seat, idempotency_key)
+        if record is not None:
+            return _replay(record, fingerprint)
+    if game.status == "waiting":
+        raise ApiError(409, "game_not_started", "The game starts when every seat is filled.")
+    if game.status == "over" or game.state is None:
+        raise ApiError(409, "game_over", "The game is over.")
+    if expected_version is not None and expected_version != game.version:
+        raise ApiError(412, "stale_version",
+                       f"The game is at version {game.version}, not {expected_version}; reload it.",
+                       version=game.version)
+    before = game.state
+    if not 0 <= seat < before.rules.players:
+        raise ApiError(404, "seat_not_found", "No such seat.")
+    if before.to_act != seat:
+        raise ApiError(403, "not_your_turn", f"Seat {before.to_act} is to act, not seat {seat}.",
+                       to_act=before.to_act if before.to_act >= 0 else None)
+    try:
+        after_move = engine.apply(before, seat, action)
+    except engine.IllegalMove as e:
+        raise ApiError(422, e.code, e.message, title="Illegal move") from None
+    except (engine.CardError, ValueError, TypeError, KeyError, IndexError) as e:
+        log.warning("engine rejected a malformed action %r: %r", action, e)
+        raise ApiError(422, "invalid_action", "The action is malformed.", title="Illegal move") from None
+
+    meta = game.meta
+    lines = [gamelog.encode(gamelog.move(after_move.moves, before.hand_no, seat, action))]
+    final = after_move
+    if after_move.phase in ("deal", "over") and after_move.hand_result is not None:
+        lines.append(gamelog.encode(gamelog.hand_end(after_move.hand_result)))
+    if after_move.phase == "over":
+        meta = {**meta, "status": "over"}
+        if after_move.game_result is not None:
+            lines.append(gamelog.encode(gamelog.game_end(after_move.game_result)))
+    elif after_move.phase == "deal":
+        final, deal_line = _deal(after_move, meta.get("seed"))
+        lines.append(deal_line)
+
+    new_version = game.version + 1
+    updated = Game(game_id, new_version, meta, final)
+    body = game_view(updated, seat)
+    if dry_run:
+        body["version"] = game.version
+        body["dry_run"] = True
+        return MoveResult(body, game.version, dry_run=True)
+
+    per_viewer: dict[int | None, dict[str, Any]] = {}
+    for viewer in _viewers(before.rules.players):
+        data: dict[str, Any] = {"move": engine.describe_move(before, after_move, seat, action, viewer)}
+        if final is not after_move:
+            data["deal"] = _deal_part(final, viewer)
+        per_viewer[viewer] = data
+    idem = None
+    if idempotency_key is not None:
+        record = orjson.dumps({"fingerprint": fingerprint, "version": new_version, "body": body})
+        idem = (seat, idempotency_key, record, settings.idempotency_seconds)
+    result = store.commit(
+        game_id, game.version,
+        meta=meta if meta is not game.meta else None,
+        state=_state_blob(final),
+        event=_event_fields(_envelope("move", meta, final), per_viewer),
+        log_lines=lines, ttl=_ttl(settings, meta), idem=idem,
+    )
+    if result.outcome == "replay":
+        return _replay(result.record, fingerprint)
+    if result.outcome == "stale":
+        raise ApiError(412, "stale_version",
+                       f"The game is at version {result.version}, not {game.version}; reload it.",
+                       version=result.version)
+    notify_bot(store, game_id, final, meta, result.version)
+    return MoveResult(body, result.version)
+
+
+# -- reads ------------------------------------------------------------------------------
+def read_view(store: Store, game_id: str, token: str | None) -> tuple[dict[str, Any], int]:
+    game = load_game(store, game_id)
+    seat = authenticate(game, token)
+    return game_view(game, seat, with_rules=True), game.version
+
+
+def read_log(store: Store, game_id: str) -> list[bytes]:
+    game = load_game(store, game_id)
+    if game.status != "over":
+        raise ApiError(403, "game_not_over", "The log reveals every hand: it is published when the game ends.")
+    return store.read_log(game_id)
+
+
+def hint(store: Store, game_id: str, token: str | None, bot: str) -> dict[str, Any]:
+    """The action bot ``bot`` would choose for the token's seat (``worker.bots.choose``)."""
+    game = load_game(store, game_id)
+    if token is None:
+        raise ApiError(401, "missing_token", "A hint is for a seat: send its bearer token.",
+                       headers={"WWW-Authenticate": "Bearer"})
+    seat = authenticate(game, token)
+    assert seat is not None
+    if game.status != "playing" or game.state is None:
+        raise ApiError(409, "game_not_playing", "Hints are given while the game is played.")
+    if game.state.to_act != seat:
+        raise ApiError(403, "not_your_turn", f"Seat {game.state.to_act} is to act, not seat {seat}.",
+                       to_act=game.state.to_act if game.state.to_act >= 0 else None)
+    try:
+        from worker.bots import choose  # type: ignore[import-not-found]
+    except ImportError:
+        raise ApiError(501, "hints_unavailable", "Bots are not installed on this server.") from None
+    action = choose(bot, game.state, seat)
+    return {"bot": bot, "seat": seat, "version": game.version, "action": action}

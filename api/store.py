@@ -1,0 +1,198 @@
+"""Redis storage of games: one hash, one stream and one list per game, written only by
+the ``commit.lua`` compare-and-set."""
+
+from __future__ import annotations
+
+import importlib.resources
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import redis
+
+from api.keys import Keys
+
+STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
+
+
+def _lua(name: str) -> str:
+    return importlib.resources.files("api").joinpath(name).read_text("utf-8")
+
+
+def connect(url: str) -> redis.Redis:
+    """A client for one process (bytes replies: RQ shares it)."""
+    return redis.Redis.from_url(url, decode_responses=False, health_check_interval=30)
+
+
+@dataclass(frozen=True)
+class Record:
+    """What the state hash holds: the version, the game's metadata and the engine state."""
+
+    version: int
+    meta: dict[str, Any]
+    state: bytes | None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The outcome of a compare-and-set: ``ok`` (version, event_id), ``stale`` (version) or
+    ``replay`` (record)."""
+
+    outcome: str
+    version: int = 0
+    event_id: str = ""
+    record: bytes = b""
+
+
+@dataclass(frozen=True)
+class Event:
+    id: str
+    fields: dict[str, bytes]
+
+
+class Store:
+    """All Redis access of the API; holds no game state itself."""
+
+    def __init__(self, client: redis.Redis, prefix: str = "canasta") -> None:
+        self.redis = client
+        self.keys = Keys(prefix)
+        self._commit = client.register_script(_lua("commit.lua"))
+        self._rate = client.register_script(_lua("ratelimit.lua"))
+
+    # -- reads ---------------------------------------------------------------------------
+    def load(self, game_id: str) -> Record | None:
+        version, meta, state = self.redis.hmget(self.keys.state(game_id), "version", "meta", "state")
+        if version is None or meta is None:
+            return None
+        return Record(int(version), orjson.loads(meta), state)
+
+    def snapshot(self, game_id: str) -> tuple[Record | None, str]:
+        """The record and the id of the last event, read atomically (MULTI)."""
+        with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hmget(self.keys.state(game_id), "version", "meta", "state")
+            pipe.xrevrange(self.keys.events(game_id), count=1)
+            (version, meta, state), last = pipe.execute()
+        if version is None or meta is None:
+            return None, "0-0"
+        last_id = _s(last[0][0]) if last else "0-0"
+        return Record(int(version), orjson.loads(meta), state), last_id
+
+    def get_idempotency(self, game_id: str, seat: int, key: str) -> bytes | None:
+        return self.redis.get(self.keys.idem(game_id, seat, key))
+
+    def events_after(self, game_id: str, after: str, count: int = 500) -> list[Event]:
+        """Events with ids strictly after ``after`` (oldest first)."""
+        rows = self.redis.xrange(self.keys.events(game_id), min=f"({after}", max="+", count=count)
+        return [_event(r) for r in rows]
+
+    def wait_events(self, game_id: str, after: str, timeout_ms: int, count: int = 500) -> list[Event]:
+        """Block until events after ``after`` exist (or the timeout passes)."""
+        if timeout_ms <= 0:
+            return self.events_after(game_id, after, count)
+        reply = self.redis.xread({self.keys.events(game_id): after}, count=count, block=timeout_ms)
+        if not reply:
+            return []
+        if isinstance(reply, dict):  # RESP3
+            rows = next(iter(reply.values()))
+            if len(rows) == 1 and rows[0] and isinstance(rows[0][0], tuple | list):
+                rows = rows[0]
+        else:  # RESP2: [[stream, rows]]
+            rows = reply[0][1]
+        return [_event(r) for r in rows]
+
+    def event_count(self, game_id: str) -> int:
+        return int(self.redis.xlen(self.keys.events(game_id)))
+
+    def read_log(self, game_id: str) -> list[bytes]:
+        return list(self.redis.lrange(self.keys.log(game_id), 0, -1))
+
+    def ping(self) -> bool:
+        return bool(self.redis.ping())
+
+    # -- the one write -------------------------------------------------------------------
+    def commit(
+        self,
+        game_id: str,
+        expected_version: int,
+        *,
+        meta: dict[str, Any] | None,
+        state: bytes | None,
+        event: dict[str, bytes],
+        log_lines: list[bytes],
+        ttl: int,
+        idem: tuple[int, str, bytes, int] | None = None,
+    ) -> Commit:
+        """Compare-and-set: write everything if the version is still ``expected_version``.
+
+        ``idem`` is (seat, key, record, ttl): the response stored for an Idempotency-Key.
+        """
+        k = self.keys
+        keys = [k.state(game_id), k.events(game_id), k.log(game_id)]
+        record, idem_ttl = b"", 0
+        if idem is not None:
+            seat, key, record, idem_ttl = idem
+            keys.append(k.idem(game_id, seat, key))
+        args: list[Any] = [
+            str(expected_version),
+            orjson.dumps(meta) if meta is not None else b"",
+            state if state is not None else b"",
+            int(ttl),
+            record,
+            int(idem_ttl),
+            k.wake(game_id),
+            len(event),
+        ]
+        for name, value in event.items():
+            args += [name, value]
+        args += log_lines
+        reply = self._commit(keys=keys, args=args)
+        outcome = _s(reply[0])
+        if outcome == "ok":
+            return Commit("ok", int(reply[1]), _s(reply[2]))
+        if outcome == "stale":
+            return Commit("stale", int(reply[1]))
+        return Commit("replay", record=reply[1])
+
+    # -- rate limits ---------------------------------------------------------------------
+    def rate_limit(self, counters: list[tuple[str, str, int]], window_s: int) -> int:
+        """Count one request on each (kind, ident, limit); the ms to wait if any is over."""
+        if not counters:
+            return 0
+        with self.redis.pipeline(transaction=False) as pipe:
+            for kind, ident, limit in counters:
+                self._rate(keys=[self.keys.rate(kind, ident, window_s)], args=[limit, window_s * 1000], client=pipe)
+            replies = pipe.execute()
+        return max(int(r) for r in replies)
+
+    # -- maintenance (tests, benchmarks) ------------------------------------------------
+    def delete_all(self) -> int:
+        """Delete every key under this prefix (tests use their own prefix)."""
+        deleted = 0
+        batch: list[bytes] = []
+        for key in self.redis.scan_iter(match=self.keys.all_pattern(), count=1000):
+            batch.append(key)
+            if len(batch) >= 500:
+                deleted += self.redis.delete(*batch)
+                batch = []
+        if batch:
+            deleted += self.redis.delete(*batch)
+        return deleted
+
+    def memory_of_game(self, game_id: str) -> int:
+        k = self.keys
+        total = 0
+        for key in (k.state(game_id), k.events(game_id), k.log(game_id)):
+            total += int(self.redis.memory_usage(key, samples=0) or 0)
+        return total
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _event(row: Any) -> Event:
+    sid, fields = row
+    if isinstance(fields, list):  # a flat list in some protocol versions
+        fields = dict(zip(fields[0::2], fields[1::2], strict=True))
+    return Event(_s(sid), {_s(k): v for k, v in fields.items()})

@@ -1,0 +1,127 @@
+"""Can the player go out this turn? A plan of moves that empties the hand, checked with apply.
+
+R17 needs it twice: asking "may I go out?" when unable is illegal (or costs a penalty), and
+after a "yes" the player must go out if still able. The plan is searched for, then proven by
+applying it, so "able" never claims more than the rules allow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.cards import CODES, IS_BLACK_THREE, IS_RED_THREE, JOKER, MELD_RANKS, TWOS, rank_code
+from engine.errors import IllegalMove
+from engine.melds import wild_room
+from engine.state import State
+
+Action = dict[str, Any]
+
+
+def going_out_plan(s: State, seat: int) -> list[Action] | None:
+    """Moves that go out from here (phase "play"), or None if none is found."""
+    if s.phase != "play" or s.to_act != seat:
+        return None
+    hand = s.hands[seat]
+    choices: list[int | None] = [None] + [k for k, n in enumerate(hand) if n]
+    for discard in choices:
+        if discard is not None and IS_RED_THREE[discard] and not s.rules.red_threes_optional:
+            continue
+        plan = _plan_without(s, seat, discard)
+        if plan is not None and _proves(s, seat, plan):
+            return plan
+    return None
+
+
+def _plan_without(s: State, seat: int, discard: int | None) -> list[Action] | None:
+    rules = s.rules
+    rest = list(s.hands[seat])
+    if discard is not None:
+        rest[discard] -= 1
+    if any(rest[k] for k in range(52) if IS_RED_THREE[k]):
+        return None
+    blacks = [k for k in range(52) if IS_BLACK_THREE[k] for _ in range(rest[k])]
+    if len(blacks) not in (0, 3, 4):
+        return None
+    wilds = [JOKER] * rest[JOKER] + [k for k in TWOS for _ in range(rest[k])]
+    side = s.melds[rules.team_of(seat)]
+    # targets: rank -> [naturals from hand, natural count after, wilds after, existing?]
+    targets: dict[int, list[Any]] = {}
+    for rank in MELD_RANKS:
+        nat = [k for k in range(rank * 4, rank * 4 + 4) for _ in range(rest[k])]
+        meld = side[rank]
+        if not nat and meld is None:
+            continue
+        if meld is None and len(nat) < rules.min_naturals:
+            return None
+        if nat:
+            base_n = meld.naturals if meld else 0
+            base_w = meld.wilds if meld else 0
+            targets[rank] = [nat, base_n + len(nat), base_w, meld is not None, []]
+    # mandatory wilds: a new meld of two naturals needs a third card
+    pool = list(wilds)
+    for t in targets.values():
+        while t[1] + t[2] + len(t[4]) < 3:
+            if not pool:
+                return None
+            t[4].append(pool.pop())
+    # complete canastas where wilds can
+    need = rules.canastas_to_go_out - sum(
+        1 for m in side if m is not None and m.rank not in targets and m.is_canasta(rules)
+    )
+    open_t = sorted(
+        (t for t in targets.values() if t[1] >= rules.canasta_min_naturals),
+        key=lambda t: rules.canasta_size - (t[1] + t[2] + len(t[4])),
+    )
+    for t in open_t:
+        short = rules.canasta_size - (t[1] + t[2] + len(t[4]))
+        if short > 0 and short <= min(len(pool), wild_room(rules, t[1], t[2] + len(t[4]))):
+            for _ in range(short):
+                t[4].append(pool.pop())
+    # the remaining wilds go wherever there is room
+    for t in targets.values():
+        while pool and wild_room(rules, t[1], t[2] + len(t[4])) > 0:
+            t[4].append(pool.pop())
+    if pool:
+        for rank, meld in enumerate(side):
+            if meld is not None and rank not in targets and rank != 2:
+                room = wild_room(rules, meld.naturals, meld.wilds)
+                if room:
+                    targets[rank] = [[], meld.naturals, meld.wilds, True, []]
+                    while pool and room:
+                        targets[rank][4].append(pool.pop())
+                        room -= 1
+    if pool:
+        return None
+    canastas = sum(
+        1 for t in targets.values() if t[1] + t[2] + len(t[4]) >= rules.canasta_size and t[1] >= rules.canasta_min_naturals
+    )
+    if canastas < need:
+        return None
+    # adds first (canasta-completing ones first), then the new melds, then the discard
+    adds = [
+        {"type": "add", "rank": rank_code(r), "cards": [CODES[k] for k in t[0] + t[4]]}
+        for r, t in sorted(targets.items(), key=lambda rt: -(rt[1][1] + rt[1][2] + len(rt[1][4])))
+        if t[3]
+    ]
+    new = [[CODES[k] for k in t[0] + t[4]] for t in targets.values() if not t[3]]
+    if blacks:
+        new.append([CODES[k] for k in blacks])
+    plan: list[Action] = adds
+    if new:
+        plan.append({"type": "meld", "melds": new})
+    if discard is not None:
+        plan.append({"type": "discard", "card": CODES[discard]})
+    return plan or None
+
+
+def _proves(s: State, seat: int, plan: list[Action]) -> bool:
+    from engine.moves import apply
+
+    state = s._replace(permission=-1 if s.permission == 1 else s.permission)
+    try:
+        for action in plan:
+            state = apply(state, seat, action)
+    except IllegalMove:
+        return False
+    return state.phase in ("deal", "over") and state.hand_result is not None and state.hand_result["by"] == seat and state.hand_result["reason"] == "went_out"
+

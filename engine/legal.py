@@ -1,0 +1,255 @@
+"""Legal actions: a full enumerator for bots and a compact summary for clients.
+
+The enumerator bounds meld combinations (each rank is melded with all its naturals, plus
+the wilds the rules need or allow), but every action it yields is legal and there is always
+at least one for the seat to act, so a game never stalls.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+from engine.cards import (
+    CODES,
+    IS_RED_THREE,
+    IS_WILD,
+    JOKER,
+    MELD_RANKS,
+    RANK_OF,
+    RED_THREES,
+    THREE,
+    TWOS,
+    VALUE,
+    rank_code,
+)
+from engine.errors import IllegalMove
+from engine.melds import wild_room
+from engine.moves import may_go_out, pile_frozen_for, pile_refusal, take_forced
+from engine.state import State
+
+Action = dict[str, Any]
+
+
+def _wild_kinds(hand: tuple[int, ...]) -> list[int]:
+    """One of each kind of wild in hand, jokers first (distinct 2s are interchangeable)."""
+    out = [JOKER] if hand[JOKER] else []
+    two = next((k for k in TWOS if hand[k]), None)
+    return out + ([two] if two is not None else [])
+
+
+def _wild_list(hand: tuple[int, ...]) -> list[int]:
+    return [JOKER] * hand[JOKER] + [k for k in TWOS for _ in range(hand[k])]
+
+
+def _naturals(hand: tuple[int, ...], rank: int) -> list[int]:
+    return [k for k in range(rank * 4, rank * 4 + 4) for _ in range(hand[k])]
+
+
+def legal_actions(s: State, seat: int) -> list[Action]:
+    """Every action listed is accepted by :func:`engine.apply` for ``seat``."""
+    if seat != s.to_act or s.phase not in ("draw", "play", "answer"):
+        return []
+    if s.phase == "answer":
+        return [{"type": "answer_go_out", "yes": True}, {"type": "answer_go_out", "yes": False}]
+    from engine.moves import apply
+
+    candidates = _draw_phase(s, seat) if s.phase == "draw" else _play_phase(s, seat)
+    out = []
+    for action in candidates:
+        try:
+            apply(s, seat, action)
+        except IllegalMove:
+            continue
+        out.append(action)
+    return out
+
+
+def _draw_phase(s: State, seat: int) -> list[Action]:
+    rules = s.rules
+    out: list[Action] = []
+    if s.stock_size:
+        out.append({"type": "draw"})
+    out.extend(_pile_takes(s, seat))
+    if not s.stock_size and not take_forced(s, seat):
+        out.append({"type": "pass"})
+    if rules.ask_go_out == "before_or_after_draw" and rules.partners(seat) and not s.asked:
+        out.append({"type": "ask_go_out"})
+    return out
+
+
+def _pile_takes(s: State, seat: int) -> list[Action]:
+    if pile_refusal(s, seat) is not None:
+        return []
+    rules = s.rules
+    team = rules.team_of(seat)
+    hand = s.hands[seat]
+    top = s.pile[-1]
+    rank = RANK_OF[top]
+    frozen = pile_frozen_for(s, team)
+    nat = _naturals(hand, rank)
+    wilds = _wild_kinds(hand)
+    out: list[Action] = []
+    withs: list[list[int]] = []
+    if s.melds[team][rank] is not None and not frozen:
+        out.append({"type": "take_pile", "onto": rank_code(rank)})
+    if len(nat) >= 2:
+        withs.append(nat[:2])
+        if len(nat) > 2:
+            withs.append(nat)
+    if not frozen and len(nat) >= 1 and wilds:
+        withs.append(nat[:1] + wilds[:1])
+    opened = s.opened(team)
+    for w in withs:
+        action: Action = {"type": "take_pile", "with": [CODES[k] for k in w]}
+        if not opened:
+            value = VALUE[top] + sum(VALUE[k] for k in w)
+            need = s.minimums[team] - value
+            if need > 0:
+                rest = list(hand)
+                for k in w:
+                    rest[k] -= 1
+                extra = _opening_melds(s, tuple(rest), need, {rank})
+                if extra is None:
+                    # more value from wilds with the pile meld itself
+                    continue
+                action["melds"] = extra
+        out.append(action)
+    return out
+
+
+def _opening_melds(s: State, hand: tuple[int, ...], need: int, exclude: set[int]) -> list[list[str]] | None:
+    """Melds from ``hand`` worth at least ``need`` (the fewest cards found), or None."""
+    rules = s.rules
+    side = s.melds[rules.team_of(s.to_act)]
+    groups = []
+    for rank in MELD_RANKS:
+        if rank in exclude or side[rank] is not None:
+            continue
+        nat = _naturals(hand, rank)
+        if len(nat) >= 2:
+            groups.append(nat)
+    wilds = _wild_list(hand)
+    best: list[list[int]] | None = None
+    for size in range(1, min(len(groups), 4) + 1):
+        for combo in combinations(groups, size):
+            melds = [list(g) for g in combo]
+            pool = list(wilds)
+            ok = True
+            for m in melds:  # two naturals need a wild to make three cards
+                if len(m) < 3:
+                    if not pool:
+                        ok = False
+                        break
+                    m.append(pool.pop(0))
+            if not ok:
+                continue
+            value = sum(VALUE[k] for m in melds for k in m)
+            for m in melds:  # add wilds (jokers first) until the minimum is met
+                while value < need and pool:
+                    nat = sum(1 for k in m if not IS_WILD[k])
+                    if wild_room(rules, nat, len(m) - nat) <= 0:
+                        break
+                    k = pool.pop(0)
+                    m.append(k)
+                    value += VALUE[k]
+            if value >= need and (best is None or sum(map(len, melds)) < sum(map(len, best))):
+                best = melds
+        if best is not None:
+            break
+    if best is None:
+        return None
+    return [[CODES[k] for k in m] for m in best]
+
+
+def _play_phase(s: State, seat: int) -> list[Action]:
+    rules = s.rules
+    team = rules.team_of(seat)
+    hand = s.hands[seat]
+    side = s.melds[team]
+    out: list[Action] = []
+
+    if s.permission == 1 or s.canastas(team) + 1 >= rules.canastas_to_go_out:
+        from engine.going_out import going_out_plan
+
+        plan = going_out_plan(s, seat)
+        if plan:
+            out.append(plan[0])
+            if s.permission == 1:
+                return out
+            # asking is listed only when the answer could be used (never for a penalty)
+            if not s.asked and rules.partners(seat) and s.drawn == "stock" and not s.turn_melded:
+                out.append({"type": "ask_go_out"})
+
+    # discards: one per kind
+    for k, n in enumerate(hand):
+        if n and not (IS_RED_THREE[k] and not rules.red_threes_optional):
+            out.append({"type": "discard", "card": CODES[k]})
+    # adds to the side's melds
+    wilds = _wild_kinds(hand)
+    for rank in MELD_RANKS:
+        meld = side[rank]
+        if meld is None:
+            continue
+        nat = _naturals(hand, rank)
+        if nat:
+            out.append({"type": "add", "rank": rank_code(rank), "cards": [CODES[k] for k in nat]})
+            if len(nat) > 1:
+                out.append({"type": "add", "rank": rank_code(rank), "cards": [CODES[nat[0]]]})
+        if wild_room(rules, meld.naturals, meld.wilds):
+            for w in wilds:
+                out.append({"type": "add", "rank": rank_code(rank), "cards": [CODES[w]]})
+    # new melds
+    if s.opened(team):
+        for rank in MELD_RANKS:
+            if side[rank] is not None:
+                continue
+            nat = _naturals(hand, rank)
+            if len(nat) >= 3:
+                out.append({"type": "meld", "melds": [[CODES[k] for k in nat]]})
+            if len(nat) >= 2:
+                for w in wilds:
+                    out.append({"type": "meld", "melds": [[CODES[k] for k in nat + [w]]]})
+    else:
+        extra = _opening_melds(s, hand, s.minimums[team], set())
+        if extra:
+            out.append({"type": "meld", "melds": extra})
+    # R14 optional red threes: lay them
+    if rules.red_threes_optional:
+        for k in RED_THREES:
+            if hand[k]:
+                out.append({"type": "meld", "melds": [[CODES[k]]]})
+    return out
+
+
+def legal_summary(s: State, seat: int) -> dict[str, Any]:
+    """What a client shows: what the seat may do now, in a few fields."""
+    actions = legal_actions(s, seat)
+    kinds = {a["type"] for a in actions}
+    team = s.rules.team_of(seat)
+    return {
+        "to_act": seat == s.to_act,
+        "may_draw": "draw" in kinds,
+        "may_take_pile": "take_pile" in kinds,
+        "take_pile": [a for a in actions if a["type"] == "take_pile"],
+        "may_pass": "pass" in kinds,
+        "meld_ranks": sorted(
+            {rank_code(RANK_OF[_first_natural(m)]) for a in actions if a["type"] == "meld" for m in a["melds"] if _first_natural(m) >= 0}
+        ),
+        "add_ranks": sorted({a["rank"] for a in actions if a["type"] == "add"}),
+        "may_ask_go_out": "ask_go_out" in kinds,
+        "must_answer_go_out": "answer_go_out" in kinds,
+        "may_go_out": bool(s.phase == "play" and seat == s.to_act and may_go_out(s, seat)),
+        "must_go_out": bool(s.phase == "play" and seat == s.to_act and s.permission == 1 and "discard" not in kinds),
+        "discards": [a["card"] for a in actions if a["type"] == "discard"],
+        "opening_minimum": None if s.phase in ("deal", "over") or s.opened(team) else s.minimums[team],
+        "actions": len(actions),
+    }
+
+
+def _first_natural(cards: list[str]) -> int:
+    for c in cards:
+        k = CODES.index(c)
+        if not IS_WILD[k] and RANK_OF[k] != THREE:
+            return k
+    return -1

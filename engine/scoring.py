@@ -1,0 +1,64 @@
+"""Scoring a hand (R18-R22) with the per-side breakdown of the log format."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from engine.cards import RED_THREES, hand_value
+
+if TYPE_CHECKING:
+    from engine.state import State
+
+
+def red_three_score(s: State, team: int) -> int:
+    """R20: a bonus once the side has melded, the same (or a fixed amount) against it if not."""
+    rules = s.rules
+    n = len(s.red_threes[team])
+    if not n:
+        return 0
+    if rules.red_three_all_bonus is not None and n >= 4:
+        amount = rules.red_three_all_bonus * n // 4
+    else:
+        amount = rules.red_three_bonus * n
+    if s.opened(team):
+        return amount
+    if rules.red_three_unopened is None:
+        return -amount
+    return rules.red_three_unopened * n
+
+
+def score_hand(s: State, reason: str, by: int, concealed: bool) -> list[dict[str, Any]]:
+    rules = s.rules
+    rows = []
+    for team in range(rules.teams):
+        melds = [m for m in s.melds[team] if m is not None]
+        meld_points = sum(m.value for m in melds)
+        bonus = 0
+        for m in melds:
+            if m.is_canasta(rules):
+                bonus += rules.natural_canasta_bonus if m.is_natural() else rules.mixed_canasta_bonus
+                if m.hidden:
+                    bonus += rules.hidden_canasta_bonus
+        going_out = 0
+        if reason == "went_out" and rules.team_of(by) == team:
+            going_out = rules.concealed_going_out_bonus if concealed else rules.going_out_bonus
+        seats = [p for p in range(rules.players) if rules.team_of(p) == team]
+        in_hand = -sum(hand_value(s.hands[p]) for p in seats)
+        kept_red_threes = sum(s.hands[p][k] for p in seats for k in RED_THREES)
+        penalties = -(s.penalties[team] + kept_red_threes * rules.red_three_in_hand_penalty)
+        red = red_three_score(s, team)
+        hand_total = meld_points + bonus + red + going_out + penalties + in_hand
+        rows.append(
+            {
+                "team": team,
+                "melds": meld_points,
+                "canasta_bonus": bonus,
+                "red_threes": red,
+                "going_out": going_out,
+                "penalties": penalties,
+                "in_hand": in_hand,
+                "hand_total": hand_total,
+                "total": s.totals[team] + hand_total,
+            }
+        )
+    return rows

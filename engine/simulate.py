@@ -1,0 +1,71 @@
+"""Playing whole games in-process: simulations, tournaments and benchmarks."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.deal import deal, new_game, shuffle
+from engine.legal import legal_actions
+from engine.moves import apply
+from engine.rules import RuleOptions
+from engine.state import State
+
+Policy = Callable[[State, int, list[dict[str, Any]]], dict[str, Any]]
+
+
+@dataclass
+class GameRecord:
+    """Everything a game log holds, in order: deals, moves, hand ends, the game end."""
+
+    rules: RuleOptions
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    final: State | None = None
+
+    @property
+    def moves(self) -> list[dict[str, Any]]:
+        return [line for line in self.lines if "move" in line]
+
+    @property
+    def hands(self) -> list[dict[str, Any]]:
+        return [line for line in self.lines if "hand_end" in line]
+
+    def log_lines(self, game_id: str = "", seats: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        from replay.log import header_line
+
+        return [header_line(self.rules, game_id=game_id, seats=seats), *self.lines]
+
+
+def play_game(
+    rules: RuleOptions, rng: random.Random, policy: Policy | dict[int, Policy], max_moves: int = 100_000
+) -> GameRecord:
+    """Play one game to its end; ``policy`` is one policy for all seats or one per seat."""
+    record = GameRecord(rules)
+    state = new_game(rules)
+    policies = policy if isinstance(policy, dict) else {seat: policy for seat in range(rules.players)}
+    while state.phase != "over":
+        if state.phase == "deal":
+            deck, salt, digest = shuffle(rules, rng)
+            state = deal(state, deck, salt)
+            record.lines.append(
+                {"deal": state.hand_no, "dealer": state.dealer, "deck": deck, "salt": salt, "commitment": digest}
+            )
+            continue
+        seat = state.to_act
+        actions = legal_actions(state, seat)
+        if not actions:
+            raise RuntimeError(f"no legal action for seat {seat} in phase {state.phase} (move {state.moves + 1})")
+        action = policies[seat](state, seat, actions)
+        hand_no = state.hand_no
+        state = apply(state, seat, action)
+        record.lines.append({"move": state.moves, "hand": hand_no, "seat": seat, "action": action})
+        if state.phase in ("deal", "over"):
+            record.lines.append(state.hand_result)
+        if state.phase == "over":
+            record.lines.append(state.game_result)
+        if state.moves > max_moves:
+            raise RuntimeError(f"game did not end within {max_moves} moves")
+    record.final = state
+    return record

@@ -1,0 +1,212 @@
+"""The game state: one immutable value per position.
+
+A :class:`State` is a named tuple of small ints and tuples. Hands are count tuples over the
+53 card kinds, the stock is the hand's deck plus a position, melds are :class:`Meld` tuples.
+Nothing is ever mutated; ``state._replace(...)`` makes the next position and shares
+everything that did not change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from engine.cards import CODES, IS_WILD, KINDS, VALUE, counts, parse_card
+from engine.rules import RuleOptions
+
+PHASES = ("deal", "draw", "play", "answer", "over")
+NO_SEAT = -1
+
+
+class Meld(NamedTuple):
+    """One side's meld of one rank. ``cards`` are kinds, sorted; ``hidden``: laid whole."""
+
+    rank: int
+    cards: tuple[int, ...]
+    hidden: bool = False
+
+    @property
+    def wilds(self) -> int:
+        return sum(1 for k in self.cards if IS_WILD[k])
+
+    @property
+    def naturals(self) -> int:
+        return len(self.cards) - self.wilds
+
+    @property
+    def value(self) -> int:
+        return sum(VALUE[k] for k in self.cards)
+
+    def is_canasta(self, rules: RuleOptions) -> bool:
+        return len(self.cards) >= rules.canasta_size and self.naturals >= rules.canasta_min_naturals
+
+    def is_natural(self) -> bool:
+        return all(not IS_WILD[k] for k in self.cards)
+
+
+# Side melds: a tuple of 13 entries indexed by rank, None where the side has no meld.
+NO_MELDS: tuple[Meld | None, ...] = (None,) * 13
+EMPTY_HAND: tuple[int, ...] = (0,) * KINDS
+
+
+class State(NamedTuple):
+    """A position. Fields marked (hand) are reset by each deal, (turn) by each turn."""
+
+    rules: RuleOptions
+    phase: str = "deal"
+    to_act: int = NO_SEAT  # the seat that must move now (the partner while answering)
+    turn: int = NO_SEAT  # whose turn it is
+    hand_no: int = 0
+    dealer: int = NO_SEAT
+    totals: tuple[int, ...] = ()
+    moves: int = 0  # accepted moves over the whole game (the log's `move` counter)
+    # (hand)
+    deck: tuple[int, ...] = ()
+    salt: str | None = None
+    commitment: str | None = None
+    stock_pos: int = 0
+    hands: tuple[tuple[int, ...], ...] = ()
+    pile: tuple[int, ...] = ()  # bottom first
+    pile_frozen_by: int = -1  # the kind that froze the pile until taken, or -1
+    pile_lock: int = NO_SEAT  # a red 3 discarder: nobody takes the pile before their turn
+    melds: tuple[tuple[Meld | None, ...], ...] = ()  # per team
+    red_threes: tuple[tuple[int, ...], ...] = ()  # per team, kinds in the order laid
+    minimums: tuple[int, ...] = ()  # opening minimum per team (R8)
+    melded: tuple[bool, ...] = ()  # per seat: melded or added in an earlier turn of the hand
+    first_turn_done: tuple[bool, ...] = ()  # per seat (R2 "first_turn")
+    penalties: tuple[int, ...] = ()  # per team, this hand (positive numbers)
+    # (turn)
+    drawn: str = ""  # "", "stock" or "pile"
+    permission: int = -1  # -1 not asked, 0 no, 1 yes
+    asked: bool = False
+    turn_melded: bool = False
+    turn_canasta: bool = False
+    # results
+    hand_result: dict[str, Any] | None = None
+    game_result: dict[str, Any] | None = None
+
+    # -- reading ------------------------------------------------------------------------
+    @property
+    def players(self) -> int:
+        return self.rules.players
+
+    @property
+    def stock_size(self) -> int:
+        return len(self.deck) - self.stock_pos
+
+    @property
+    def stock(self) -> tuple[int, ...]:
+        return self.deck[self.stock_pos:]
+
+    @property
+    def pile_top(self) -> int:
+        return self.pile[-1] if self.pile else -1
+
+    def team(self, seat: int) -> int:
+        return self.rules.team_of(seat)
+
+    def opened(self, team: int) -> bool:
+        return any(m is not None for m in self.melds[team])
+
+    def canastas(self, team: int) -> int:
+        rules = self.rules
+        return sum(1 for m in self.melds[team] if m is not None and m.is_canasta(rules))
+
+    def hand_size(self, seat: int) -> int:
+        return sum(self.hands[seat])
+
+    @property
+    def over(self) -> bool:
+        return self.phase == "over"
+
+    # -- JSON ---------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """Plain data that :meth:`from_json` turns back into an equal state."""
+        return {
+            "v": 1,
+            "rules": self.rules.to_dict(),
+            "phase": self.phase,
+            "to_act": self.to_act,
+            "turn": self.turn,
+            "hand_no": self.hand_no,
+            "dealer": self.dealer,
+            "totals": list(self.totals),
+            "moves": self.moves,
+            "deck": [CODES[k] for k in self.deck],
+            "salt": self.salt,
+            "commitment": self.commitment,
+            "stock_pos": self.stock_pos,
+            "hands": [_hand_out(h) for h in self.hands],
+            "pile": [CODES[k] for k in self.pile],
+            "pile_frozen_by": CODES[self.pile_frozen_by] if self.pile_frozen_by >= 0 else None,
+            "pile_lock": self.pile_lock,
+            "melds": [
+                [[m.rank, [CODES[k] for k in m.cards], m.hidden] for m in side if m is not None]
+                for side in self.melds
+            ],
+            "red_threes": [[CODES[k] for k in r] for r in self.red_threes],
+            "minimums": list(self.minimums),
+            "melded": list(self.melded),
+            "first_turn_done": list(self.first_turn_done),
+            "penalties": list(self.penalties),
+            "drawn": self.drawn,
+            "permission": self.permission,
+            "asked": self.asked,
+            "turn_melded": self.turn_melded,
+            "turn_canasta": self.turn_canasta,
+            "hand_result": self.hand_result,
+            "game_result": self.game_result,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> State:
+        if d.get("v") != 1:
+            raise ValueError("unknown state format")
+        melds = []
+        for side in d["melds"]:
+            row: list[Meld | None] = [None] * 13
+            for rank, cards, hidden in side:
+                row[rank] = Meld(rank, tuple(sorted(parse_card(c) for c in cards)), bool(hidden))
+            melds.append(tuple(row))
+        frozen = d["pile_frozen_by"]
+        return cls(
+            rules=RuleOptions.from_dict(d["rules"]),
+            phase=d["phase"],
+            to_act=d["to_act"],
+            turn=d["turn"],
+            hand_no=d["hand_no"],
+            dealer=d["dealer"],
+            totals=tuple(d["totals"]),
+            moves=d["moves"],
+            deck=tuple(parse_card(c) for c in d["deck"]),
+            salt=d["salt"],
+            commitment=d["commitment"],
+            stock_pos=d["stock_pos"],
+            hands=tuple(_hand_in(h) for h in d["hands"]),
+            pile=tuple(parse_card(c) for c in d["pile"]),
+            pile_frozen_by=parse_card(frozen) if frozen else -1,
+            pile_lock=d["pile_lock"],
+            melds=tuple(melds),
+            red_threes=tuple(tuple(parse_card(c) for c in r) for r in d["red_threes"]),
+            minimums=tuple(d["minimums"]),
+            melded=tuple(d["melded"]),
+            first_turn_done=tuple(d["first_turn_done"]),
+            penalties=tuple(d["penalties"]),
+            drawn=d["drawn"],
+            permission=d["permission"],
+            asked=d["asked"],
+            turn_melded=d["turn_melded"],
+            turn_canasta=d["turn_canasta"],
+            hand_result=d["hand_result"],
+            game_result=d["game_result"],
+        )
+
+
+def _hand_out(hand: tuple[int, ...]) -> str:
+    """A hand as compact text: card codes joined, copies repeated ("7H7HJK")."""
+    return "".join(CODES[k] * n for k, n in enumerate(hand) if n)
+
+
+def _hand_in(text: str) -> tuple[int, ...]:
+    return counts(parse_card(text[i:i + 2]) for i in range(0, len(text), 2))
+
+

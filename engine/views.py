@@ -1,0 +1,136 @@
+"""What each seat, and a spectator, may see: plain JSON-ready data.
+
+A seat sees its own hand; everybody sees the melds, red threes, the pile's top card and
+size (and the card that froze it), the stock's size and every hand's size. Nobody sees
+another hand, the stock, or the cards under the pile's top (players may remember discards,
+but the service does not remind them). The deck is revealed only by the game log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.cards import CODES, hand_codes, rank_code
+from engine.state import State
+
+
+def _melds(s: State, team: int) -> list[dict[str, Any]]:
+    rules = s.rules
+    out = []
+    for m in s.melds[team] if s.melds else ():
+        if m is None:
+            continue
+        canasta = m.is_canasta(rules)
+        out.append(
+            {
+                "rank": rank_code(m.rank),
+                "cards": [CODES[k] for k in m.cards],
+                "naturals": m.naturals,
+                "wilds": m.wilds,
+                "canasta": "natural" if canasta and m.is_natural() else "mixed" if canasta else None,
+            }
+        )
+    return out
+
+
+def pile_view(s: State) -> dict[str, Any]:
+    reasons = []
+    if s.pile_frozen_by >= 0:
+        reasons.append({"reason": "frozen_by_card", "card": CODES[s.pile_frozen_by]})
+    if s.pile_lock >= 0:
+        reasons.append({"reason": "locked_by_red_three", "until_seat": s.pile_lock})
+    return {
+        "top": CODES[s.pile[-1]] if s.pile else None,
+        "size": len(s.pile),
+        "frozen_by": CODES[s.pile_frozen_by] if s.pile_frozen_by >= 0 else None,
+        "locked_until_seat": s.pile_lock if s.pile_lock >= 0 else None,
+        "frozen_for_teams": [
+            t for t in range(s.rules.teams) if s.pile_frozen_by >= 0 or (s.melds and not s.opened(t))
+        ],
+        "reasons": reasons,
+    }
+
+
+def public_view(s: State) -> dict[str, Any]:
+    """Everything a spectator may see."""
+    rules = s.rules
+    in_hand = bool(s.hands) and s.phase in ("draw", "play", "answer")
+    return {
+        "phase": s.phase,
+        "hand_no": s.hand_no,
+        "dealer": s.dealer if s.hand_no else None,
+        "turn": s.turn if in_hand else None,
+        "to_act": s.to_act if s.to_act >= 0 else None,
+        "moves": s.moves,
+        "players": rules.players,
+        "teams": [[p for p in range(rules.players) if rules.team_of(p) == t] for t in range(rules.teams)],
+        "totals": list(s.totals),
+        "hand_sizes": [sum(h) for h in s.hands],
+        "stock_size": s.stock_size if s.hands else 0,
+        "pile": pile_view(s),
+        "melds": [_melds(s, t) for t in range(rules.teams)] if s.melds else [],
+        "red_threes": [[CODES[k] for k in r] for r in s.red_threes],
+        "opened": [s.opened(t) for t in range(rules.teams)] if s.melds else [],
+        "opening_minimums": list(s.minimums),
+        "penalties": list(s.penalties),
+        "commitment": s.commitment,
+        "asked_go_out": s.asked,
+        "permission": {-1: None, 0: False, 1: True}[s.permission],
+        "last_hand": s.hand_result,
+        "result": s.game_result,
+    }
+
+
+def spectator_view(s: State) -> dict[str, Any]:
+    view = public_view(s)
+    view["seat"] = None
+    return view
+
+
+def seat_view(s: State, seat: int) -> dict[str, Any]:
+    from engine.legal import legal_summary
+
+    view = public_view(s)
+    view["seat"] = seat
+    view["team"] = s.rules.team_of(seat)
+    view["hand"] = hand_codes(s.hands[seat]) if s.hands else []
+    view["legal"] = legal_summary(s, seat)
+    return view
+
+
+def describe_move(before: State, after: State, seat: int, action: dict[str, Any], viewer: int | None) -> dict[str, Any]:
+    """An event that stands on its own, as ``viewer`` (a seat, or None for a spectator) may see it.
+
+    Cards drawn from the stock are named only to the seat that drew them; red threes laid
+    by the engine are public.
+    """
+    team = before.rules.team_of(seat)
+    event: dict[str, Any] = {"seat": seat, "action": dict(action), "move": after.moves}
+    laid = after.red_threes[team][len(before.red_threes[team]):] if after.hand_no == before.hand_no else ()
+    if laid:
+        event["red_threes_laid"] = [CODES[k] for k in laid]
+    if action.get("type") == "draw" or (action.get("type") == "meld" and laid):
+        drawn = _drawn(before, after, seat)
+        event["drew"] = len(drawn)
+        if viewer == seat:
+            event["cards"] = drawn
+    if action.get("type") == "take_pile":
+        event["pile_taken"] = len(before.pile)
+    if after.hand_no != before.hand_no or after.phase in ("deal", "over"):
+        event["hand_end"] = after.hand_result
+    if after.phase == "over":
+        event["game_end"] = after.game_result
+    event["phase"] = after.phase
+    event["turn"] = after.turn if after.phase in ("draw", "play", "answer") else None
+    event["to_act"] = after.to_act if after.to_act >= 0 else None
+    return event
+
+
+def _drawn(before: State, after: State, seat: int) -> list[str]:
+    """The cards that came from the stock into ``seat``'s hand (laid red threes excluded)."""
+    old, new = before.hands[seat], after.hands[seat]
+    out = []
+    for k in range(len(new)):
+        if new[k] > old[k]:
+            out.extend([CODES[k]] * (new[k] - old[k]))
+    return out

@@ -1,0 +1,1 @@
+"""Game logs (``canasta-log/1``): writing, reading, validating and showing them."""
