@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-all lint bench clean
+.PHONY: run test test-slow test-all lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,11 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
-# Everything, soak runs included (CI runs this: it fits in CI's time).
+# The slow soak runs only (CI runs them after `make test`).
+test-slow: $(STAMP)
+	$(BIN)/pytest -q -m slow || [ $$? -eq 5 ]
+
+# Everything, soak runs included.
 test-all: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q -m ''

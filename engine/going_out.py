@@ -21,8 +21,9 @@ def going_out_plan(s: State, seat: int) -> list[Action] | None:
     """Moves that go out from here (phase "play"), or None if none is found."""
     if s.phase != "play" or s.to_act != seat:
         return None
-    hand = s.hands[seat]
-    choices: list[int | None] = [None] + [k for k, n in enumerate(hand) if n]
+    choices = _discard_choices(s, seat)
+    if choices is None:
+        return None
     for discard in choices:
         if discard is not None and IS_RED_THREE[discard] and not s.rules.red_threes_optional:
             continue
@@ -30,6 +31,34 @@ def going_out_plan(s: State, seat: int) -> list[Action] | None:
         if plan is not None and _proves(s, seat, plan):
             return plan
     return None
+
+
+def _discard_choices(s: State, seat: int) -> list[int | None] | None:
+    """The discards worth trying, or None when some card can be neither melded nor discarded.
+
+    A natural of a rank the side has not melded needs a second one; black threes go three
+    or four at a time; at most one card can be left over for the discard.
+    """
+    rules = s.rules
+    hand = s.hands[seat]
+    side = s.melds[rules.team_of(seat)]
+    orphans: list[int] = []
+    for rank in MELD_RANKS:
+        if side[rank] is None:
+            n = hand[rank * 4] + hand[rank * 4 + 1] + hand[rank * 4 + 2] + hand[rank * 4 + 3]
+            if n == 1:
+                orphans.extend(k for k in range(rank * 4, rank * 4 + 4) if hand[k])
+    blacks = sum(hand[k] for k in range(52) if IS_BLACK_THREE[k])
+    if blacks in (1, 5):
+        orphans.append(next(k for k in range(52) if IS_BLACK_THREE[k] and hand[k]))
+    elif blacks == 2:
+        return None
+    orphans.extend(k for k in range(52) if IS_RED_THREE[k] and hand[k] for _ in range(hand[k]))
+    if len(orphans) > 1:
+        return None
+    if orphans:
+        return [orphans[0]]
+    return [None] + [k for k, n in enumerate(hand) if n]
 
 
 def _plan_without(s: State, seat: int, discard: int | None) -> list[Action] | None:

@@ -43,7 +43,10 @@ def _wild_list(hand: tuple[int, ...]) -> list[int]:
 
 
 def _naturals(hand: tuple[int, ...], rank: int) -> list[int]:
-    return [k for k in range(rank * 4, rank * 4 + 4) for _ in range(hand[k])]
+    b = rank * 4
+    if not (hand[b] or hand[b + 1] or hand[b + 2] or hand[b + 3]):
+        return []
+    return [k for k in range(b, b + 4) for _ in range(hand[k])]
 
 
 def legal_actions(s: State, seat: int) -> list[Action]:
@@ -54,8 +57,11 @@ def legal_actions(s: State, seat: int) -> list[Action]:
         return [{"type": "answer_go_out", "yes": True}, {"type": "answer_go_out", "yes": False}]
     from engine.moves import apply
 
-    candidates = _draw_phase(s, seat) if s.phase == "draw" else _play_phase(s, seat)
-    out = []
+    if s.phase == "draw":
+        candidates, sure = _draw_phase(s, seat), []
+    else:
+        candidates, sure = _play_phase(s, seat)
+    out = sure
     for action in candidates:
         try:
             apply(s, seat, action)
@@ -162,29 +168,39 @@ def _opening_melds(s: State, hand: tuple[int, ...], need: int, exclude: set[int]
     return [[CODES[k] for k in m] for m in best]
 
 
-def _play_phase(s: State, seat: int) -> list[Action]:
+def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action]]:
+    """(candidates to check with apply, actions legal by construction)."""
     rules = s.rules
     team = rules.team_of(seat)
     hand = s.hands[seat]
     side = s.melds[team]
-    out: list[Action] = []
+    check: list[Action] = []
+    sure: list[Action] = []
+    size = sum(hand)
+    going_out = may_go_out(s, seat)
 
     if s.permission == 1 or s.canastas(team) + 1 >= rules.canastas_to_go_out:
         from engine.going_out import going_out_plan
 
         plan = going_out_plan(s, seat)
         if plan:
-            out.append(plan[0])
+            sure.append(plan[0])
             if s.permission == 1:
-                return out
+                return check, sure
             # asking is listed only when the answer could be used (never for a penalty)
             if not s.asked and rules.partners(seat) and s.drawn == "stock" and not s.turn_melded:
-                out.append({"type": "ask_go_out"})
+                sure.append({"type": "ask_go_out"})
 
-    # discards: one per kind
-    for k, n in enumerate(hand):
-        if n and not (IS_RED_THREE[k] and not rules.red_threes_optional):
-            out.append({"type": "discard", "card": CODES[k]})
+    # discards: one per kind; the last card only when going out is allowed
+    if size > 1 or going_out:
+        for k, n in enumerate(hand):
+            if n and not (IS_RED_THREE[k] and not rules.red_threes_optional):
+                sure.append({"type": "discard", "card": CODES[k]})
+
+    def put(action: Action, cards: int) -> None:
+        # leaving one card or none depends on canastas made by this very move: let apply judge
+        (sure if size - cards >= 2 else check).append(action)
+
     # adds to the side's melds
     wilds = _wild_kinds(hand)
     for rank in MELD_RANKS:
@@ -193,12 +209,12 @@ def _play_phase(s: State, seat: int) -> list[Action]:
             continue
         nat = _naturals(hand, rank)
         if nat:
-            out.append({"type": "add", "rank": rank_code(rank), "cards": [CODES[k] for k in nat]})
+            put({"type": "add", "rank": rank_code(rank), "cards": [CODES[k] for k in nat]}, len(nat))
             if len(nat) > 1:
-                out.append({"type": "add", "rank": rank_code(rank), "cards": [CODES[nat[0]]]})
+                put({"type": "add", "rank": rank_code(rank), "cards": [CODES[nat[0]]]}, 1)
         if wild_room(rules, meld.naturals, meld.wilds):
             for w in wilds:
-                out.append({"type": "add", "rank": rank_code(rank), "cards": [CODES[w]]})
+                put({"type": "add", "rank": rank_code(rank), "cards": [CODES[w]]}, 1)
     # new melds
     if s.opened(team):
         for rank in MELD_RANKS:
@@ -206,20 +222,21 @@ def _play_phase(s: State, seat: int) -> list[Action]:
                 continue
             nat = _naturals(hand, rank)
             if len(nat) >= 3:
-                out.append({"type": "meld", "melds": [[CODES[k] for k in nat]]})
+                put({"type": "meld", "melds": [[CODES[k] for k in nat]]}, len(nat))
             if len(nat) >= 2:
                 for w in wilds:
-                    out.append({"type": "meld", "melds": [[CODES[k] for k in nat + [w]]]})
+                    if wild_room(rules, len(nat), 0):
+                        put({"type": "meld", "melds": [[CODES[k] for k in nat + [w]]]}, len(nat) + 1)
     else:
         extra = _opening_melds(s, hand, s.minimums[team], set())
         if extra:
-            out.append({"type": "meld", "melds": extra})
+            check.append({"type": "meld", "melds": extra})
     # R14 optional red threes: lay them
     if rules.red_threes_optional:
         for k in RED_THREES:
             if hand[k]:
-                out.append({"type": "meld", "melds": [[CODES[k]]]})
-    return out
+                check.append({"type": "meld", "melds": [[CODES[k]]]})
+    return check, sure
 
 
 def legal_summary(s: State, seat: int) -> dict[str, Any]:

@@ -1,0 +1,85 @@
+"""`canasta bench engine`: actions per second on one core.
+
+Two figures per preset: applying recorded action lists (what replay validation and the API
+do per move) and random self-play including legal-action generation (what bots do). A
+baseline measured in the same run, the rate of a bare ``State._replace``, lets figures from
+noisy machines be compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import time
+
+from engine.deal import deal, new_game
+from engine.moves import apply
+from engine.rules import resolve
+from engine.simulate import play_game
+
+PRESETS = ["classic", "finnish", "finnish-2p", "finnish-3p", "bicycle", "wiki", "norwegian"]
+
+
+def _random_policy(rng: random.Random):
+    def choose(state, seat, actions):
+        by_type: dict[str, list] = {}
+        for a in actions:
+            by_type.setdefault(a["type"], []).append(a)
+        return rng.choice(by_type[rng.choice(sorted(by_type))])
+
+    return choose
+
+
+def _baseline(seconds: float = 0.3) -> float:
+    state = new_game(resolve("classic"))
+    n, end = 0, time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(1000):
+            state = state._replace(moves=n)
+        n += 1000
+    return n / seconds
+
+
+def bench_preset(preset: str, games: int, seed: int) -> tuple[float, float, int]:
+    rules = resolve(preset, overrides={"target_score": 2000})
+    started = time.perf_counter()
+    records = [play_game(rules, random.Random(seed + g), _random_policy(random.Random(seed + g))) for g in range(games)]
+    selfplay_time = time.perf_counter() - started
+    actions = sum(len(r.moves) for r in records)
+    started = time.perf_counter()
+    for record in records:
+        state = new_game(rules)
+        for line in record.lines:
+            if "deal" in line:
+                state = deal(state, line["deck"], line["salt"], line["commitment"])
+            elif "move" in line:
+                state = apply(state, line["seat"], line["action"])
+    replay_time = time.perf_counter() - started
+    return actions / replay_time, actions / selfplay_time, actions
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="canasta bench engine", description=__doc__)
+    parser.add_argument("--games", type=int, default=6, help="games per preset")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--presets", default=",".join(PRESETS))
+    args = parser.parse_args(argv)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    base = _baseline()
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, one core pinned")
+    print(f"baseline: State._replace {base:,.0f}/s")
+    print(f"{'preset':<12} {'actions':>8} {'replay apply/s':>15} {'self-play/s':>12} {'replay/baseline':>16}")
+    total = [0.0, 0.0, 0]
+    for preset in args.presets.split(","):
+        replay_rate, play_rate, n = bench_preset(preset, args.games, args.seed)
+        total[0] += n / replay_rate
+        total[1] += n / play_rate
+        total[2] += n
+        print(f"{preset:<12} {n:>8} {replay_rate:>15,.0f} {play_rate:>12,.0f} {replay_rate / base:>16.3f}")
+    n = total[2]
+    print(f"{'all':<12} {n:>8} {n / total[0]:>15,.0f} {n / total[1]:>12,.0f} {n / total[0] / base:>16.3f}")
+    print("goals: replay >= 50,000/s, self-play >= 10,000/s")
+    return 0
