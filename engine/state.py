@@ -8,7 +8,10 @@ everything that did not change.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, NamedTuple
+
+import orjson
 
 from engine.cards import CODES, IS_WILD, KINDS, VALUE, counts, parse_card
 from engine.rules import RuleOptions
@@ -126,7 +129,7 @@ class State(NamedTuple):
         """Plain data that :meth:`from_json` turns back into an equal state."""
         return {
             "v": 1,
-            "rules": self.rules.to_dict(),
+            "rules": _rules_out(self.rules),
             "phase": self.phase,
             "to_act": self.to_act,
             "turn": self.turn,
@@ -134,7 +137,7 @@ class State(NamedTuple):
             "dealer": self.dealer,
             "totals": list(self.totals),
             "moves": self.moves,
-            "deck": [CODES[k] for k in self.deck],
+            "deck": _deck_out(self.deck),
             "salt": self.salt,
             "commitment": self.commitment,
             "stock_pos": self.stock_pos,
@@ -172,7 +175,7 @@ class State(NamedTuple):
             melds.append(tuple(row))
         frozen = d["pile_frozen_by"]
         return cls(
-            rules=RuleOptions.from_dict(d["rules"]),
+            rules=_rules_in(d["rules"]),
             phase=d["phase"],
             to_act=d["to_act"],
             turn=d["turn"],
@@ -180,7 +183,7 @@ class State(NamedTuple):
             dealer=d["dealer"],
             totals=tuple(d["totals"]),
             moves=d["moves"],
-            deck=tuple(parse_card(c) for c in d["deck"]),
+            deck=_deck_in(d["deck"]),
             salt=d["salt"],
             commitment=d["commitment"],
             stock_pos=d["stock_pos"],
@@ -217,6 +220,38 @@ def _replace(self: State, **changes: Any) -> State:
 
 
 State._replace = _replace  # type: ignore[method-assign]
+
+
+@lru_cache(maxsize=64)
+def _rules_out(rules: RuleOptions) -> dict[str, Any]:
+    return rules.to_dict()
+
+
+_RULES_CACHE: dict[bytes, RuleOptions] = {}
+
+
+def _rules_in(data: dict[str, Any]) -> RuleOptions:
+    """Rules are the same for every state of a game: validate each distinct set once."""
+    key = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    rules = _RULES_CACHE.get(key)
+    if rules is None:
+        rules = RuleOptions.from_dict(data)
+        if len(_RULES_CACHE) > 256:
+            _RULES_CACHE.clear()
+        _RULES_CACHE[key] = rules
+    return rules
+
+
+@lru_cache(maxsize=256)
+def _deck_out(deck: tuple[int, ...]) -> str:
+    return "".join(CODES[k] for k in deck)
+
+
+@lru_cache(maxsize=256)
+def _deck_in(text: str) -> tuple[int, ...]:
+    if len(text) % 2:
+        raise ValueError("a deck is a string of two-character card codes")
+    return tuple(parse_card(text[i:i + 2]) for i in range(0, len(text), 2))
 
 
 def _hand_out(hand: tuple[int, ...]) -> str:
