@@ -23,7 +23,8 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     settings = config if isinstance(config, Settings) else Settings.from_env(config)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
-    app.extensions["canasta"] = Ctx(settings, Store(connect(settings.redis_url), settings.key_prefix))
+    longest_block = max(settings.poll_max_wait, settings.sse_ping_seconds)
+    app.extensions["canasta"] = Ctx(settings, Store(connect(settings.redis_url, longest_block), settings.key_prefix))
     errors.register(app)
 
     @app.errorhandler(redis.exceptions.ConnectionError)

@@ -14,6 +14,13 @@ from api.http import ctx
 log = logging.getLogger("canasta.api")
 
 _EXEMPT = {"meta.healthz", "meta.readyz", "meta.openapi"}
+# the query parameters each endpoint takes; any other is refused (400 unknown_parameter)
+QUERY_PARAMS: dict[str, frozenset[str]] = {
+    "games.post_move": frozenset({"dry_run"}),
+    "games.get_hint": frozenset({"bot"}),
+    "events.events": frozenset({"after", "wait", "access_token"}),
+    "meta.get_rules": frozenset({"players"}),
+}
 ALLOW_HEADERS = "Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID"
 EXPOSE_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed"
 ALLOW_METHODS = "GET, POST, OPTIONS"
@@ -47,6 +54,16 @@ def _rate_limit() -> Response | None:
                                      headers={"Retry-After": str(retry)}))
 
 
+def _unknown_query() -> Response | None:
+    if request.method == "OPTIONS" or request.endpoint is None or request.endpoint in _EXEMPT:
+        return None
+    unknown = sorted(set(request.args) - QUERY_PARAMS.get(request.endpoint, frozenset()))
+    if not unknown:
+        return None
+    names = ", ".join(repr(u[:40]) for u in unknown[:5])
+    return problem_response(ApiError(400, "unknown_parameter", f"Unknown query parameter(s): {names}."))
+
+
 def _preflight() -> Response | None:
     if request.method != "OPTIONS" or "Access-Control-Request-Method" not in request.headers:
         return None
@@ -63,7 +80,7 @@ def _preflight() -> Response | None:
 def register(app: Flask) -> None:
     @app.before_request
     def _before() -> Response | None:
-        return _preflight() or _rate_limit()
+        return _preflight() or _rate_limit() or _unknown_query()
 
     @app.after_request
     def _cors(resp: Response) -> Response:

@@ -38,10 +38,6 @@ class Game:
     def status(self) -> str:
         return str(self.meta["status"])
 
-    @property
-    def seats(self) -> list[dict[str, Any]]:
-        return list(self.meta["seats"])
-
     def seat_hashes(self) -> list[str | None]:
         return [s.get("token") for s in self.meta["seats"]]
 
@@ -87,21 +83,18 @@ def engine_view(state: engine.State | None, seat: int | None) -> dict[str, Any] 
     return engine.seat_view(state, seat) if seat is not None else engine.spectator_view(state)
 
 
-def game_view(game: Game, seat: int | None, *, state: engine.State | None = None,
-              version: int | None = None, meta: dict[str, Any] | None = None,
-              with_rules: bool = False) -> dict[str, Any]:
+def game_view(game: Game, seat: int | None, *, with_rules: bool = False) -> dict[str, Any]:
     """What ``GET /games/{id}`` answers: the game's public facts and the reader's view."""
-    meta = meta if meta is not None else game.meta
-    state = state if state is not None else game.state
+    meta = game.meta
     body: dict[str, Any] = {
         "id": game.id,
         "status": meta["status"],
-        "version": version if version is not None else game.version,
+        "version": game.version,
         "preset": meta["preset"],
         "players": len(meta["seats"]),
         "seat": seat,
         "seats": public_seats(meta),
-        "view": engine_view(state, seat),
+        "view": engine_view(game.state, seat),
     }
     if with_rules:
         body["rules"] = meta["rules"]
@@ -179,7 +172,7 @@ def _deal(state: engine.State, seed: int | None) -> tuple[engine.State, bytes]:
 def _start(game_id: str, meta: dict[str, Any], rules: engine.RuleOptions) -> tuple[engine.State, list[bytes]]:
     """Every seat is filled: the header line and the first deal."""
     meta["status"] = "playing"
-    header = gamelog.header(game_id, meta["preset"], meta["rules"], meta["seats"], meta["created"])
+    header = gamelog.header(game_id, meta["rules"], meta["seats"], meta["created"])
     state, deal_line = _deal(engine.new_game(rules), meta.get("seed"))
     return state, [gamelog.encode(header), deal_line]
 
@@ -224,6 +217,7 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any]) -> tuple
         rules = engine.resolve(body["preset"], body.get("players"), body.get("rules") or None)
     except engine.RulesError as e:
         raise ApiError(422, "invalid_rules", str(e)) from None
+    _check_playable(rules)
     specs = body["seats"]
     if len(specs) != rules.players:
         raise ApiError(422, "seat_count", f"This game has {rules.players} seats; {len(specs)} were given.")
@@ -255,6 +249,16 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any]) -> tuple
     response = game_view(game, None, with_rules=True)
     response["seats"] = [{**s, "token": tokens.get(s["seat"])} for s in response["seats"]]
     return response, result.version
+
+
+def _check_playable(rules: engine.RuleOptions) -> None:
+    """Deal one trial hand, so that rules the engine accepts but cannot play are refused
+    now (422) rather than failing when the last seat is filled."""
+    try:
+        engine.deal(engine.new_game(rules), *engine.shuffle(rules, random.Random(0))[:2])
+    except Exception as e:  # noqa: BLE001 - any failure means: not playable
+        log.warning("rules accepted by resolve() but not playable: %r (%r)", rules, e)
+        raise ApiError(422, "invalid_rules", "These rule options cannot be played together.") from None
 
 
 def _seat_or_404(game: Game, seat: int) -> None:
@@ -354,16 +358,19 @@ def apply_move(
     dry_run: bool = False,
     *,
     settings: Settings | None = None,
+    game: Game | None = None,
 ) -> MoveResult:
     """Check and apply one move in one compare-and-set; raise :class:`ApiError` otherwise.
 
     ``expected_version`` None means "whatever is current" (If-Match: *). Errors: 404 game,
     409 not started / over, 412 stale version, 403 not this seat's turn, 422 illegal move
-    or a reused Idempotency-Key with another body.
+    or a reused Idempotency-Key with another body. ``game``: the game as just loaded by the
+    caller (saves a read; the compare-and-set still checks its version).
     """
     settings = settings or Settings.from_env()
     store = as_store(redis, settings)
-    game = load_game(store, game_id)
+    if game is None or game.id != game_id:
+        game = load_game(store, game_id)
     fingerprint = _fingerprint(action)
     if idempotency_key is not None and not dry_run:
         record = store.get_idempotency(game_id, seat, idempotency_key)
@@ -387,8 +394,8 @@ def apply_move(
         after_move = engine.apply(before, seat, action)
     except engine.IllegalMove as e:
         raise ApiError(422, e.code, e.message, title="Illegal move") from None
-    except (engine.CardError, ValueError, TypeError, KeyError, IndexError) as e:
-        log.warning("engine rejected a malformed action %r: %r", action, e)
+    except (engine.CardError, ValueError, TypeError, KeyError, IndexError):
+        log.exception("the engine failed on action %r (an engine bug: answered 422)", action)
         raise ApiError(422, "invalid_action", "The action is malformed.", title="Illegal move") from None
 
     meta = game.meta
@@ -400,7 +407,7 @@ def apply_move(
         meta = {**meta, "status": "over"}
         if after_move.game_result is not None:
             lines.append(gamelog.encode(gamelog.game_end(after_move.game_result)))
-    elif after_move.phase == "deal":
+    elif after_move.phase == "deal" and not dry_run:  # a dry run shows the hand's end, never a deal
         final, deal_line = _deal(after_move, meta.get("seed"))
         lines.append(deal_line)
 

@@ -20,9 +20,11 @@ def _lua(name: str) -> str:
     return importlib.resources.files("api").joinpath(name).read_text("utf-8")
 
 
-def connect(url: str) -> redis.Redis:
-    """A client for one process (bytes replies: RQ shares it)."""
-    return redis.Redis.from_url(url, decode_responses=False, health_check_interval=30)
+def connect(url: str, max_block_seconds: float = 30.0) -> redis.Redis:
+    """A client for one process (bytes replies: RQ shares it). Its socket timeout outlasts
+    the longest blocking read (XREAD BLOCK) the API makes."""
+    return redis.Redis.from_url(url, decode_responses=False, health_check_interval=30,
+                                socket_connect_timeout=5, socket_timeout=max_block_seconds + 10)
 
 
 @dataclass(frozen=True)

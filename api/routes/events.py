@@ -47,6 +47,7 @@ def events(game_id: str) -> Response:
     token = bearer_token(query=True)
     after = _event_id(request.args.get("after"), "after")
     wait = _wait_arg(c.settings.poll_max_wait)
+    resume = _event_id(request.headers.get("Last-Event-ID"), "Last-Event-ID")
     record, last_id = c.store.snapshot(game_id)
     if record is None:
         raise ApiError(404, "game_not_found", f"There is no game {game_id!r} (it may have expired).")
@@ -54,7 +55,6 @@ def events(game_id: str) -> Response:
     seat = service.authenticate(game, token)
     polling = "after" in request.args or "wait" in request.args
     if not polling and "text/event-stream" in request.headers.get("Accept", ""):
-        resume = _event_id(request.headers.get("Last-Event-ID"), "Last-Event-ID")
         return _sse(c.store, game, seat, last_id, resume, c.settings.sse_ping_seconds, c.settings.sse_max_seconds)
     return _poll(c.store, game, seat, last_id, after, wait)
 

@@ -83,7 +83,7 @@ def post_move(game_id: str) -> Response:
     if game.is_bot(seat):
         raise ApiError(403, "seat_is_bot", f"Seat {seat} is played by a bot.")
     result = service.apply_move(c.store, game_id, seat, body["action"], expected, key, dry_run,
-                                settings=c.settings)
+                                settings=c.settings, game=game)
     headers = {"ETag": etag(result.version), "Cache-Control": "no-store"}
     if result.replayed:
         headers["Idempotent-Replayed"] = "true"

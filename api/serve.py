@@ -1,0 +1,136 @@
+"""``canasta serve``: gunicorn (gthread) on ``api:create_app()``, one bot worker and, without
+``REDIS_URL``, a private embedded Valkey. SIGTERM or Ctrl-C stops everything it started."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from types import FrameType
+
+from api.embedded import EmbeddedRedis
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="canasta serve", description=__doc__)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
+    p.add_argument("--threads", type=int, default=16,
+                   help="threads per worker (default 16; each open event stream holds one)")
+    p.add_argument("--redis-url", default=None, help="Redis URL (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--no-bot-worker", action="store_true", help="do not start the bot worker")
+    p.add_argument("--access-log", action="store_true", help="print gunicorn's access log")
+    return p
+
+
+def worker_available() -> bool:
+    """True when ``canasta worker`` (worker/cli.py) is installed."""
+    try:
+        return importlib.util.find_spec("worker.cli") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def gunicorn_command(host: str, port: int, workers: int, threads: int, access_log: bool = False) -> list[str]:
+    cmd = [
+        sys.executable, "-m", "gunicorn",
+        "--worker-class", "gthread", "--workers", str(workers), "--threads", str(threads),
+        "--bind", f"{host}:{port}", "--graceful-timeout", "5", "--timeout", "60",
+        "--keep-alive", "5", "--log-level", "warning",
+    ]
+    if access_log:
+        cmd += ["--access-logfile", "-"]
+    return cmd + ["api:create_app()"]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=1) as r:  # noqa: S310 - our loopback URL
+                if r.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def _stop(procs: list[subprocess.Popen[bytes]], timeout: float = 10.0) -> None:
+    """SIGTERM every child, wait, then SIGKILL what is left."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        try:
+            p.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    embedded: EmbeddedRedis | None = None
+    procs: list[subprocess.Popen[bytes]] = []
+    code = 0
+    try:
+        url = args.redis_url or os.environ.get("REDIS_URL")
+        if not url:
+            embedded = EmbeddedRedis()
+            url = embedded.start()
+            print(f"redis: {url}  (embedded Valkey; attach more workers with: canasta worker --redis-url {url})",
+                  flush=True)
+        else:
+            print(f"redis: {url}", flush=True)
+        env = {**os.environ, "REDIS_URL": url}
+        api = subprocess.Popen(gunicorn_command(args.host, args.port, args.workers, args.threads, args.access_log),
+                               env=env)
+        procs.append(api)
+        if not args.no_bot_worker and worker_available():
+            procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", url], env=env))
+        base = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '') else args.host}:{args.port}"
+        while not stop.is_set() and not wait_healthy(base, api, timeout=0.5):
+            if api.poll() is not None:
+                print("canasta serve: the API server exited", file=sys.stderr, flush=True)
+                return 1
+        if stop.is_set():
+            return 0
+        print(f"api: {base}  (OpenAPI: {base}/openapi.yaml)", flush=True)
+        print("create a game:\n  curl -s -X POST " + base + "/games -H 'Content-Type: application/json' "
+              "-d '{\"preset\": \"classic\", \"seats\": [{\"name\": \"you\"}, {\"bot\": \"random\"}, "
+              "{\"bot\": \"random\"}, {\"bot\": \"random\"}]}'", flush=True)
+        while not stop.wait(0.5):
+            dead = [p for p in procs if p.poll() is not None]
+            if dead:
+                print(f"canasta serve: {dead[0].args[2:4]} exited with {dead[0].returncode}; stopping",
+                      file=sys.stderr, flush=True)
+                code = 1
+                break
+        return code
+    finally:
+        _stop(procs)
+        if embedded is not None:
+            embedded.stop()
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

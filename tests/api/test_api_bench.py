@@ -1,0 +1,16 @@
+"""`canasta bench api` runs end to end (a very short run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from api import bench
+
+
+def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    assert bench.main(["--seconds", "1.5", "--games", "2", "--workers", "1", "--threads", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "accepted moves/s" in out and "/healthz requests/s" in out and "Redis memory per active game" in out
+    moves = int(out.split("accepted moves/s")[1].split("(")[1].split(" moves")[0])
+    assert moves > 0

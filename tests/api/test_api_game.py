@@ -1,0 +1,137 @@
+"""A whole game over HTTP (WSGI app) by a client that reads only its seat view; the log it
+leaves replays through the engine; events (long-poll and SSE) tell the same story."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import orjson
+from api_helpers import Table, auth, four_humans, replay_log
+from api_players import candidates
+from flask import Flask
+from flask.testing import FlaskClient
+
+from api.store import Store
+
+MAX_MOVES = 3000
+
+
+def play_to_the_end(t: Table, max_moves: int = MAX_MOVES) -> tuple[int, int]:
+    """Each seat, in turn, reads its own view and tries candidates until one is accepted."""
+    client = t.client
+    moves = rejected = 0
+    spectator, _ = t.view(None)
+    while spectator["status"] != "over" and moves < max_moves:
+        seat = spectator["view"]["to_act"]
+        view, etag = t.view(seat)
+        for action in candidates(view["view"]):
+            r = client.post(f"/games/{t.id}/moves", json={"action": action},
+                            headers=auth(t.tokens[seat], **{"If-Match": etag}))
+            if r.status_code == 200:
+                spectator = {"status": r.get_json()["status"], "view": r.get_json()["view"]}
+                moves += 1
+                break
+            assert r.status_code == 422, r.get_json()
+            assert r.mimetype == "application/problem+json" and r.get_json()["code"]
+            rejected += 1
+        else:
+            raise AssertionError(f"no candidate accepted for seat {seat}: {view['view']['legal']}")
+    return moves, rejected
+
+
+def test_whole_game_over_http(client: FlaskClient, store: Store) -> None:
+    t = Table(client, four_humans(seed=2024))
+    moves, rejected = play_to_the_end(t)
+    final, etag = t.view(None)
+    assert final["status"] == "over" and final["view"]["phase"] == "over"
+    assert final["view"]["result"]["game_end"] is True
+    # the log: published now, complete, and it replays to the same end
+    r = client.get(f"/games/{t.id}/log")
+    assert r.status_code == 200 and r.mimetype == "application/x-ndjson"
+    lines = [orjson.loads(x) for x in r.data.splitlines()]
+    assert sum(1 for x in lines if "move" in x) == moves
+    assert "game_end" in lines[-1]
+    end = replay_log(lines)
+    assert list(end.totals) == final["view"]["totals"]
+    # one event per version, nothing lost or doubled
+    assert store.event_count(t.id) == final["version"] == int(etag.strip('"'))
+    # finished games expire after the retention period
+    ttl = store.redis.ttl(store.keys.state(t.id))
+    assert 0 < ttl <= client.application.extensions["canasta"].settings.retention_seconds
+    assert rejected >= 0
+
+
+def test_long_poll_and_resume(client: FlaskClient) -> None:
+    t = Table(client, four_humans())
+    first = client.get(f"/games/{t.id}/events", headers=auth(t.tokens[1])).get_json()
+    assert first["snapshot"]["seat"] == 1 and first["events"] == []
+    last = first["last_id"]
+    empty = client.get(f"/games/{t.id}/events?after={last}&wait=0.2", headers=auth(t.tokens[1])).get_json()
+    assert empty == {"events": [], "last_id": last}
+    _, etag = t.view(0)
+    r = t.move(0, {"type": "draw"}, etag)
+    version = r.get_json()["version"]
+    page = client.get(f"/games/{t.id}/events?after={last}", headers=auth(t.tokens[1])).get_json()
+    (event,) = page["events"]
+    assert event["version"] == version and event["type"] == "move" and event["to_act"] == 0
+    assert event["data"]["move"]["seat"] == 0 and "cards" not in event["data"]["move"]
+    mine = client.get(f"/games/{t.id}/events?after={last}", headers=auth(t.tokens[0])).get_json()["events"][0]
+    assert len(mine["data"]["move"]["cards"]) == 1  # the drawer alone sees what was drawn
+    everything = client.get(f"/games/{t.id}/events?after=0").get_json()["events"]
+    assert [e["version"] for e in everything] == list(range(1, version + 1))
+    assert everything[0]["type"] == "created" and "deal" in everything[0]["data"]
+    assert client.get(f"/games/{t.id}/events?after=bad").status_code == 400
+    assert client.get(f"/games/{t.id}/events?wait=99").status_code == 400
+
+
+def test_long_poll_wakes_up_on_a_move(app: Flask) -> None:
+    client = app.test_client()
+    t = Table(client, four_humans())
+    last = client.get(f"/games/{t.id}/events").get_json()["last_id"]
+    _, etag = t.view(0)
+    timer = threading.Timer(0.3, lambda: t.move(0, {"type": "draw"}, etag))
+    started = time.monotonic()
+    timer.start()
+    page = app.test_client().get(f"/games/{t.id}/events?after={last}&wait=2").get_json()
+    timer.join()
+    assert len(page["events"]) == 1 and time.monotonic() - started < 1.9
+
+
+def _sse(client: FlaskClient, url: str, headers: dict[str, str]) -> list[dict]:
+    r = client.get(url, headers={"Accept": "text/event-stream", **headers}, buffered=False)
+    assert r.status_code == 200 and r.mimetype == "text/event-stream"
+    assert r.headers["Cache-Control"] == "no-cache"
+    text = b"".join(r.response).decode()  # the test app ends streams after 1.5 s
+    messages = []
+    for block in text.split("\n\n"):
+        if not block.strip():
+            continue
+        fields: dict = {}
+        for line in block.split("\n"):
+            if line.startswith(":"):
+                fields["comment"] = line[1:].strip()
+            else:
+                name, _, value = line.partition(": ")
+                fields[name] = orjson.loads(value) if name == "data" else value
+        messages.append(fields)
+    return messages
+
+
+def test_sse_snapshot_events_pings_and_resume(client: FlaskClient) -> None:
+    t = Table(client, four_humans())
+    _, etag = t.view(0)
+    t.move(0, {"type": "draw"}, etag)
+    messages = _sse(client, f"/games/{t.id}/events", auth(t.tokens[2]))
+    real = [m for m in messages if "event" in m]
+    assert real[0]["event"] == "snapshot" and real[0]["data"]["seat"] == 2
+    assert len(real[0]["data"]["view"]["hand"]) == 11
+    assert any(m.get("comment") == "ping" for m in messages)
+    # resume from the first event: the ones after it are replayed, no snapshot
+    all_events = client.get(f"/games/{t.id}/events?after=0").get_json()["events"]
+    resumed = [m for m in _sse(client, f"/games/{t.id}/events", {"Last-Event-ID": all_events[0]["id"]}) if "event" in m]
+    assert [m["id"] for m in resumed] == [e["id"] for e in all_events[1:]]
+    assert resumed[-1]["event"] == "move" and resumed[-1]["data"]["version"] == all_events[-1]["version"]
+    # with a token in the query (EventSource cannot send headers)
+    q = [m for m in _sse(client, f"/games/{t.id}/events?access_token={t.tokens[0]}", {}) if "event" in m]
+    assert q[0]["data"]["seat"] == 0

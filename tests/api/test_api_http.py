@@ -1,0 +1,296 @@
+"""The HTTP surface: resources, errors as problem+json, preconditions, idempotency, CORS,
+rate limits."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import orjson
+import pytest
+from api_helpers import Table, auth, four_humans
+from flask import Flask
+from flask.testing import FlaskClient
+
+import engine
+from api import Settings, create_app
+from api.store import Store
+
+PROBLEM = "application/problem+json"
+
+
+def assert_problem(r, status: int, code: str | None = None) -> dict:
+    assert r.status_code == status, (r.status_code, r.get_data(as_text=True))
+    assert r.mimetype == PROBLEM
+    body = r.get_json()
+    assert {"type", "title", "status", "detail", "code"} <= set(body)
+    assert body["status"] == status
+    if code is not None:
+        assert body["code"] == code, body
+    return body
+
+
+def test_create_gives_tokens_only_to_humans(client: FlaskClient) -> None:
+    r = client.post("/games", json={"preset": "classic", "seats": [{"name": "ann"}, {"bot": "random"}, None, {"name": "dan"}]})
+    assert r.status_code == 201
+    body = r.get_json()
+    assert r.headers["ETag"] == f'"{body["version"]}"'
+    assert r.headers["Location"] == f"/games/{body['id']}"
+    seats = body["seats"]
+    assert [s["token"] is not None for s in seats] == [True, False, False, True]
+    assert [s["open"] for s in seats] == [False, False, True, False]
+    assert [s["team"] for s in seats] == [0, 1, 0, 1]
+    assert body["status"] == "waiting" and body["view"] is None
+    assert len({s["token"] for s in seats if s["token"]}) == 2
+    assert all(len(s["token"]) == 43 for s in seats if s["token"])
+
+
+def test_tokens_are_stored_hashed(client: FlaskClient, store: Store) -> None:
+    t = Table(client, four_humans())
+    raw = store.redis.hget(store.keys.state(t.id), "meta")
+    for token in t.tokens.values():
+        assert token.encode() not in raw
+
+
+def test_join_starts_the_game(client: FlaskClient) -> None:
+    t = Table(client, {"preset": "classic", "seats": [{"name": "a"}, None, None, {"name": "d"}]})
+    r = client.post(f"/games/{t.id}/seats/1", json={"name": "b"})
+    assert r.status_code == 200 and r.get_json()["status"] == "waiting"
+    assert_problem(client.post(f"/games/{t.id}/seats/1", json={"name": "x"}), 409, "seat_taken")
+    assert_problem(client.post(f"/games/{t.id}/seats/9", json={"name": "x"}), 404, "seat_not_found")
+    assert_problem(client.post(f"/games/{t.id}/moves", json={"action": {"type": "draw"}},
+                               headers=auth(t.tokens[0], **{"If-Match": '"2"'})), 409, "game_not_started")
+    r = client.post(f"/games/{t.id}/seats/2", json={"name": "c"})
+    joined = r.get_json()
+    assert joined["status"] == "playing" and joined["seat"] == 2 and len(joined["token"]) == 43
+    view = client.get(f"/games/{t.id}", headers=auth(joined["token"])).get_json()
+    assert view["seat"] == 2 and len(view["view"]["hand"]) == 11
+    assert view["view"]["commitment"] and len(view["view"]["commitment"]) == 64
+
+
+def test_views_spectator_and_seat(client: FlaskClient) -> None:
+    t = Table(client, four_humans())
+    spectator, etag = t.view(None)
+    assert spectator["seat"] is None and "hand" not in spectator["view"] and "legal" not in spectator["view"]
+    seat0, etag0 = t.view(0)
+    assert etag == etag0 == f'"{seat0["version"]}"'
+    v = seat0["view"]
+    assert len(v["hand"]) == 11 and v["legal"]["to_act"] is True and v["to_act"] == 0
+    assert {"pile", "stock_size", "hand_sizes", "totals", "melds", "red_threes", "commitment"} <= set(v)
+    assert_problem(client.get(f"/games/{t.id}", headers=auth("x" * 43)), 401, "invalid_token")
+    assert_problem(client.get(f"/games/{t.id}", headers={"Authorization": "Basic abc"}), 401, "invalid_token")
+    assert_problem(client.get("/games/AAAAAAAAAAAA"), 404, "game_not_found")
+    assert_problem(client.get("/games/nope"), 404)
+
+
+def test_move_preconditions(client: FlaskClient) -> None:
+    t = Table(client, four_humans())
+    _, etag = t.view(0)
+    assert_problem(t.move(0, {"type": "draw"}, None), 428, "precondition_required")
+    assert_problem(t.move(0, {"type": "draw"}, '"999"'), 412, "stale_version")
+    assert_problem(t.move(0, {"type": "draw"}, 'W/"1"'), 412, "stale_version")
+    assert_problem(t.move(1, {"type": "draw"}, etag), 403, "not_your_turn")
+    r = client.post(f"/games/{t.id}/moves", json={"action": {"type": "draw"}}, headers={"If-Match": etag})
+    assert_problem(r, 401, "missing_token")
+    assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    body = assert_problem(t.move(0, {"type": "discard", "card": "9C"}, etag), 422)
+    assert body["title"] == "Illegal move" and body["code"] not in ("invalid_request",)
+    r = t.move(0, {"type": "draw"}, etag)
+    assert r.status_code == 200
+    assert r.headers["ETag"] == f'"{int(etag.strip(chr(34))) + 1}"'
+    assert len(r.get_json()["view"]["hand"]) == 12
+    body = assert_problem(t.move(0, {"type": "draw"}, etag), 412, "stale_version")
+    assert body["version"] == int(r.headers["ETag"].strip('"'))
+    r2 = t.move(0, {"type": "draw"}, "*")
+    body = assert_problem(r2, 422)  # a second draw is illegal, whatever the version
+    assert body["code"] != "stale_version"
+
+
+def test_bad_input_is_never_500(client: FlaskClient, app: Flask) -> None:
+    t = Table(client, four_humans())
+    _, etag = t.view(0)
+    h = auth(t.tokens[0], **{"If-Match": etag})
+    url = f"/games/{t.id}/moves"
+    assert_problem(client.post(url, data="{}", headers=h, content_type="text/plain"), 415, "unsupported_media_type")
+    assert_problem(client.post(url, data="{", headers=h, content_type="application/json"), 400, "invalid_json")
+    assert_problem(client.post(url, data="[1]", headers=h, content_type="application/json"), 422, "invalid_request")
+    body = assert_problem(client.post(url, json={"action": {"type": "draw"}, "x": 1}, headers=h), 422, "invalid_request")
+    assert body["errors"] == {"x": ["Unknown field."]}
+    assert_problem(client.post(url, json={"action": {"type": "draw", "x": 1}}, headers=h), 422, "invalid_request")
+    assert_problem(client.post(url, json={"action": {"type": "fly"}}, headers=h), 422, "invalid_request")
+    assert_problem(client.post(url, json={"action": {"type": "discard", "card": "ZZ"}}, headers=h), 422)
+    assert_problem(client.post(url + "?dry_run=maybe", json={"action": {"type": "draw"}}, headers=h), 400)
+    big = b'{"action": {"type": "draw"}, "pad": "' + b"x" * (1024 * 1024 + 10) + b'"}'
+    assert_problem(client.post(url, data=big, headers=h, content_type="application/json"), 413, "body_too_large")
+    assert_problem(client.post("/games", json={"preset": "nope", "seats": [None, None]}), 422, "invalid_rules")
+    assert_problem(client.post("/games", json={"preset": "classic", "seats": [None, None]}), 422, "seat_count")
+    assert_problem(client.post("/games", json={"preset": "classic", "seats": [None] * 4, "rules": {"decks": 9}}), 422, "invalid_rules")
+    assert_problem(client.post("/games", json={"preset": "classic", "seats": [{"name": "a", "bot": "random"}, None]}), 422)
+    assert_problem(client.post("/games", json={"preset": "classic", "seats": [None] * 4, "players": True}), 422)
+    assert_problem(client.put("/games"), 405, "method_not_allowed")
+    assert_problem(client.get("/nothing"), 404, "not_found")
+    assert_problem(client.post(f"/games/{t.id}/moves", json={"action": {"type": "draw"}},
+                               headers=auth(t.tokens[0], **{"If-Match": etag, "Idempotency-Key": "a b"})), 400)
+
+
+def test_seed_needs_test_seeds(redis_url: str, key_prefix: str) -> None:
+    app = create_app(Settings.from_env({"redis_url": redis_url, "key_prefix": key_prefix, "rate_limit_enabled": False}))
+    r = app.test_client().post("/games", json=four_humans(seed=3))
+    assert_problem(r, 422, "seed_not_allowed")
+
+
+def test_seeded_games_deal_the_same(client: FlaskClient) -> None:
+    a, b = Table(client, four_humans(seed=11)), Table(client, four_humans(seed=11))
+    assert a.view(0)[0]["view"]["hand"] == b.view(0)[0]["view"]["hand"]
+    c = Table(client, four_humans(seed=12))
+    assert c.view(0)[0]["view"]["commitment"] != a.view(0)[0]["view"]["commitment"]
+
+
+def test_dry_run_changes_nothing(client: FlaskClient, store: Store) -> None:
+    t = Table(client, four_humans())
+    before, etag = t.view(0)
+    events = store.event_count(t.id)
+    r = client.post(f"/games/{t.id}/moves?dry_run=true", json={"action": {"type": "draw"}},
+                    headers=auth(t.tokens[0], **{"If-Match": etag}))
+    assert r.status_code == 200
+    body = r.get_json()
+    assert body["dry_run"] is True and len(body["view"]["hand"]) == 12 and body["version"] == before["version"]
+    after, etag2 = t.view(0)
+    assert etag2 == etag and after["view"]["hand"] == before["view"]["hand"]
+    assert store.event_count(t.id) == events
+
+
+def test_idempotency_key(client: FlaskClient, store: Store) -> None:
+    t = Table(client, four_humans())
+    _, etag = t.view(0)
+    first = t.move(0, {"type": "draw"}, etag, **{"Idempotency-Key": "k-1"})
+    assert first.status_code == 200
+    events = store.event_count(t.id)
+    again = t.move(0, {"type": "draw"}, etag, **{"Idempotency-Key": "k-1"})
+    assert again.status_code == 200 and again.headers.get("Idempotent-Replayed") == "true"
+    assert again.get_json() == first.get_json() and again.headers["ETag"] == first.headers["ETag"]
+    assert store.event_count(t.id) == events
+    other = t.move(0, {"type": "discard", "card": "9C"}, etag, **{"Idempotency-Key": "k-1"})
+    assert_problem(other, 422, "idempotency_key_reused")
+    ttl = store.redis.ttl(store.keys.idem(t.id, 0, __import__("hashlib").sha256(b"k-1").hexdigest()[:40]))
+    assert 0 < ttl <= 24 * 3600
+
+
+def test_log_only_after_the_game(client: FlaskClient, store: Store, settings: Settings) -> None:
+    t = Table(client, four_humans())
+    assert_problem(client.get(f"/games/{t.id}/log"), 403, "game_not_over")
+    lines = [orjson.loads(x) for x in store.read_log(t.id)]
+    assert lines[0]["log"] == "canasta-log/1" and lines[0]["game"] == t.id
+    assert lines[0]["rules"] == engine.resolve("classic").to_dict()
+    assert [s["name"] for s in lines[0]["seats"]] == ["p0", "p1", "p2", "p3"]
+    deal = lines[1]
+    assert deal["deal"] == 1 and len(deal["deck"]) == 108
+    assert engine.commitment(deal["salt"], deal["deck"]) == deal["commitment"]
+    # finished games: the log is published and the keys expire after the retention
+    meta = orjson.loads(store.redis.hget(store.keys.state(t.id), "meta"))
+    assert meta["status"] == "playing"
+    assert store.redis.ttl(store.keys.state(t.id)) > settings.retention_seconds
+
+
+def test_rules_and_health(client: FlaskClient) -> None:
+    presets = client.get("/rules").get_json()["presets"]
+    assert {p["name"] for p in presets} == set(engine.PRESETS)
+    r = client.get("/rules/wiki?players=6").get_json()
+    assert r["rules"]["players"] == 6 and r["rules"]["decks"] == 3
+    assert_problem(client.get("/rules/nope"), 404, "preset_not_found")
+    assert_problem(client.get("/rules/classic?players=3"), 422, "invalid_rules")
+    assert client.get("/healthz").get_json() == {"status": "ok"}
+    assert client.get("/readyz").get_json() == {"status": "ready"}
+    assert client.get("/openapi.yaml").data.startswith(b"openapi: 3.1")
+
+
+def test_readyz_without_redis() -> None:
+    app = create_app({"redis_url": "redis://127.0.0.1:1/0", "rate_limit_enabled": True})
+    c = app.test_client()
+    assert c.get("/healthz").status_code == 200
+    assert_problem(c.get("/readyz"), 503, "redis_unavailable")
+    assert_problem(c.get("/games/AAAAAAAAAAAA"), 503, "redis_unavailable")
+
+
+def test_cors(redis_url: str, key_prefix: str) -> None:
+    app = create_app({"redis_url": redis_url, "key_prefix": key_prefix, "cors_origins": "https://a.example",
+                      "rate_limit_enabled": False})
+    c = app.test_client()
+    r = c.options("/games", headers={"Origin": "https://a.example", "Access-Control-Request-Method": "POST",
+                                     "Access-Control-Request-Headers": "content-type"})
+    assert r.status_code == 204
+    assert r.headers["Access-Control-Allow-Origin"] == "https://a.example"
+    assert "If-Match" in r.headers["Access-Control-Allow-Headers"]
+    assert "POST" in r.headers["Access-Control-Allow-Methods"]
+    r = c.get("/rules", headers={"Origin": "https://a.example"})
+    assert r.headers["Access-Control-Allow-Origin"] == "https://a.example" and "ETag" in r.headers["Access-Control-Expose-Headers"]
+    r = c.get("/rules", headers={"Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in r.headers
+    r = c.options("/games", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+    assert "Access-Control-Allow-Origin" not in r.headers
+
+
+def test_rate_limit(redis_url: str, key_prefix: str) -> None:
+    app = create_app({"redis_url": redis_url, "key_prefix": key_prefix + ":rl-test", "rate_limit_per_address": 5,
+                      "rate_limit_window": 30})
+    c = app.test_client()
+    statuses = [c.get("/rules").status_code for _ in range(7)]
+    assert statuses[:5] == [200] * 5 and statuses[5:] == [429, 429]
+    r = c.get("/rules")
+    body = assert_problem(r, 429, "rate_limited")
+    assert 1 <= int(r.headers["Retry-After"]) <= 30 and body["detail"]
+    assert c.get("/healthz").status_code == 200  # probes are not limited
+    other = c.get("/rules", environ_base={"REMOTE_ADDR": "127.0.0.9"})
+    assert other.status_code == 200
+    Store(app.extensions["canasta"].store.redis, key_prefix + ":rl-test").delete_all()
+
+
+def test_rate_limit_per_token(redis_url: str, key_prefix: str) -> None:
+    app = create_app({"redis_url": redis_url, "key_prefix": key_prefix + ":rt-test", "rate_limit_per_token": 3,
+                      "rate_limit_per_address": 0, "test_seeds": True})
+    c = app.test_client()
+    t = Table(c, four_humans())
+    statuses = [c.get(f"/games/{t.id}", headers=auth(t.tokens[1])).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    assert c.get(f"/games/{t.id}", headers=auth(t.tokens[2])).status_code == 200
+    Store(app.extensions["canasta"].store.redis, key_prefix + ":rt-test").delete_all()
+
+
+def test_seat_to_bot_and_bot_hook(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, int]] = []
+    jobs = types.ModuleType("worker.jobs")
+    jobs.enqueue_bot_turn = lambda redis, game_id, version: calls.append((game_id, version))  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "worker.jobs", jobs)
+    t = Table(client, {"preset": "classic", "seats": [{"name": "a"}, None, {"name": "c"}, None], "seed": 1})
+    assert_problem(client.post(f"/games/{t.id}/seats/1/bot", json={"bot": "greedy"}), 401, "missing_token")
+    assert_problem(client.post(f"/games/{t.id}/seats/1/bot", json={"bot": "nobody"}, headers=auth(t.tokens[0])), 422)
+    r = client.post(f"/games/{t.id}/seats/1/bot", json={"bot": "greedy"}, headers=auth(t.tokens[2]))
+    assert r.status_code == 200 and r.get_json()["seats"][1]["bot"] == "greedy" and r.get_json()["seat"] == 2
+    r = client.post(f"/games/{t.id}/seats/3/bot", json={"bot": "random"}, headers=auth(t.tokens[0]))
+    assert r.get_json()["status"] == "playing"
+    assert calls == []  # seat 0 plays first: a person
+    view, etag = t.view(0)
+    r = t.move(0, {"type": "draw"}, etag)
+    view = r.get_json()["view"]
+    card = view["legal"]["discards"][0]
+    r = t.move(0, {"type": "discard", "card": card}, r.headers["ETag"])
+    assert r.status_code == 200 and r.get_json()["view"]["to_act"] == 1
+    assert calls == [(t.id, r.get_json()["version"])]
+    # the person who handed seat 0 over keeps reading it but no longer moves it
+    client.post(f"/games/{t.id}/seats/0/bot", json={"bot": "random"}, headers=auth(t.tokens[0]))
+    _, etag = t.view(0)
+    assert_problem(t.move(0, {"type": "draw"}, etag), 403, "seat_is_bot")
+
+
+def test_hint(client: FlaskClient) -> None:
+    t = Table(client, four_humans())
+    assert_problem(client.get(f"/games/{t.id}/hint"), 401, "missing_token")
+    assert_problem(client.get(f"/games/{t.id}/hint?bot=nobody", headers=auth(t.tokens[0])), 400)
+    assert_problem(client.get(f"/games/{t.id}/hint", headers=auth(t.tokens[1])), 403, "not_your_turn")
+    r = client.get(f"/games/{t.id}/hint?bot=random", headers=auth(t.tokens[0]))
+    try:
+        from worker.bots import choose  # noqa: F401
+    except ImportError:
+        assert_problem(r, 501, "hints_unavailable")
+    else:  # pragma: no cover - once the bots exist
+        assert r.status_code == 200 and r.get_json()["action"]["type"] == "draw"
