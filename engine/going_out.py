@@ -97,6 +97,13 @@ def _plan_without(s: State, seat: int, discard: int | None) -> list[Action] | No
     need = rules.canastas_to_go_out - sum(
         1 for m in side if m is not None and m.rank not in targets and m.is_canasta(rules)
     )
+    # the side's melds that no hand natural goes to may be completed with wilds alone
+    for rank, meld in enumerate(side):
+        if (
+            meld is not None and rank not in targets and rank != 2
+            and not meld.is_canasta(rules) and meld.naturals >= rules.canasta_min_naturals
+        ):
+            targets[rank] = [[], meld.naturals, meld.wilds, True, []]
     open_t = sorted(
         (t for t in targets.values() if t[1] >= rules.canasta_min_naturals),
         key=lambda t: rules.canasta_size - (t[1] + t[2] + len(t[4])),
@@ -130,7 +137,7 @@ def _plan_without(s: State, seat: int, discard: int | None) -> list[Action] | No
     adds = [
         {"type": "add", "rank": rank_code(r), "cards": [CODES[k] for k in t[0] + t[4]]}
         for r, t in sorted(targets.items(), key=lambda rt: -(rt[1][1] + rt[1][2] + len(rt[1][4])))
-        if t[3]
+        if t[3] and (t[0] or t[4])
     ]
     new = [[CODES[k] for k in t[0] + t[4]] for t in targets.values() if not t[3]]
     if blacks:

@@ -179,7 +179,7 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action]]:
     size = sum(hand)
     going_out = may_go_out(s, seat)
 
-    if s.permission == 1 or s.canastas(team) + 1 >= rules.canastas_to_go_out:
+    if s.permission == 1 or canasta_bound(s, seat) >= rules.canastas_to_go_out:
         from engine.going_out import going_out_plan
 
         plan = going_out_plan(s, seat)
@@ -259,9 +259,41 @@ def legal_summary(s: State, seat: int) -> dict[str, Any]:
         "may_go_out": bool(s.phase == "play" and seat == s.to_act and may_go_out(s, seat)),
         "must_go_out": bool(s.phase == "play" and seat == s.to_act and s.permission == 1 and "discard" not in kinds),
         "discards": [a["card"] for a in actions if a["type"] == "discard"],
+        # concrete moves a client can send as they are
+        "melds": [a for a in actions if a["type"] == "meld"],
+        "go_out": _go_out_plan(s, seat),
         "opening_minimum": None if s.phase in ("deal", "over") or s.opened(team) else s.minimums[team],
         "actions": len(actions),
     }
+
+
+def canasta_bound(s: State, seat: int) -> int:
+    """At most how many canastas the side could have after this turn (cheap, never too low)."""
+    rules = s.rules
+    hand = s.hands[seat]
+    side = s.melds[rules.team_of(seat)]
+    wilds = hand[JOKER] + sum(hand[k] for k in TWOS)
+    bound = 0
+    for rank in MELD_RANKS:
+        b = rank * 4
+        n = hand[b] + hand[b + 1] + hand[b + 2] + hand[b + 3]
+        meld = side[rank]
+        nat = n + (meld.naturals if meld else 0)
+        size = nat + (meld.wilds if meld else 0)
+        if nat >= rules.canasta_min_naturals and size + wilds >= rules.canasta_size:
+            bound += 1
+    return bound
+
+
+def _go_out_plan(s: State, seat: int) -> list[Action] | None:
+    """The moves that go out from here, when there are some (shown with "may I go out?" too)."""
+    if s.phase != "play" or seat != s.to_act or s.permission == 0:
+        return None
+    if canasta_bound(s, seat) < s.rules.canastas_to_go_out:
+        return None
+    from engine.going_out import going_out_plan
+
+    return going_out_plan(s, seat)
 
 
 def _first_natural(cards: list[str]) -> int:

@@ -168,7 +168,7 @@ def _check_opening(before: State, after: State, seat: int, value: int) -> None:
 
 
 def _new_meld(rules, rank: int, cards: list[int], extra_hidden: bool = True) -> Meld:
-    meld = Meld(rank, tuple(sorted(cards)))
+    meld = Meld.of(rank, cards)
     if extra_hidden and meld.is_canasta(rules):
         meld = meld._replace(hidden=True)
     return meld
@@ -244,7 +244,7 @@ def _take_pile(s: State, seat: int, a: Action) -> State:
     combined = base + [top] + used
     nat = sum(1 for k in combined if not IS_WILD[k])
     check_meld(rules, rank, nat, len(combined) - nat, new=old is None)
-    melds[rank] = Meld(rank, tuple(sorted(combined)), old.hidden if old else False)
+    melds[rank] = Meld.of(rank, combined, old.hidden if old else False)
     canasta_now = melds[rank].is_canasta(rules) and not (old and old.is_canasta(rules))
     if old is None and canasta_now:
         melds[rank] = melds[rank]._replace(hidden=True)  # laid whole with only the top card
@@ -385,7 +385,7 @@ def _add(s: State, seat: int, a: Action) -> State:
     combined = old.cards + tuple(cards)
     nat = sum(1 for k in combined if not IS_WILD[k])
     check_meld(rules, rank, nat, len(combined) - nat, new=False)
-    meld = Meld(rank, tuple(sorted(combined)), old.hidden)
+    meld = Meld.of(rank, combined, old.hidden)
     canasta_now = meld.is_canasta(rules) and not old.is_canasta(rules)
     new = s._replace(
         hands=replace_at(s.hands, seat, tuple(hand)),

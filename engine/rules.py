@@ -202,6 +202,8 @@ def validate(o: RuleOptions) -> None:
         raise RulesError("one_meld_per_rank false is not supported: every seed allows one meld per rank (R6)")
     if o.canasta_size < 3 or o.canasta_min_naturals < 2 or o.canasta_min_naturals > o.canasta_size:
         raise RulesError("canasta_size and canasta_min_naturals are inconsistent")
+    if not o.opening_minimums:
+        raise RulesError("opening_minimums needs at least one [threshold, minimum] pair (R8)")
     if o.canastas_to_go_out < 1:
         raise RulesError("canastas_to_go_out must be at least 1")
     if o.red_three_discard_locks_round and not o.red_threes_optional:

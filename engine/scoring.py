@@ -44,7 +44,9 @@ def score_hand(s: State, reason: str, by: int, concealed: bool) -> list[dict[str
             going_out = rules.concealed_going_out_bonus if concealed else rules.going_out_bonus
         seats = [p for p in range(rules.players) if rules.team_of(p) == team]
         in_hand = -sum(hand_value(s.hands[p]) for p in seats)
-        kept_red_threes = sum(s.hands[p][k] for p in seats for k in RED_THREES)
+        # R22: the penalty is for keeping a red three by mistake; a seat whose first turn never
+        # came (R2 "first_turn": someone went out before it) could not lay its dealt ones yet
+        kept_red_threes = sum(s.hands[p][k] for p in seats if s.first_turn_done[p] for k in RED_THREES)
         penalties = -(s.penalties[team] + kept_red_threes * rules.red_three_in_hand_penalty)
         red = red_three_score(s, team)
         hand_total = meld_points + bonus + red + going_out + penalties + in_hand

@@ -25,11 +25,13 @@ class Meld(NamedTuple):
 
     rank: int
     cards: tuple[int, ...]
-    hidden: bool = False
+    wilds: int  # counted once: build melds with :meth:`of`
+    hidden: bool
 
-    @property
-    def wilds(self) -> int:
-        return sum(1 for k in self.cards if IS_WILD[k])
+    @classmethod
+    def of(cls, rank: int, cards: tuple[int, ...] | list[int], hidden: bool = False) -> Meld:
+        cards = tuple(sorted(cards))
+        return cls(rank, cards, sum(1 for k in cards if IS_WILD[k]), hidden)
 
     @property
     def naturals(self) -> int:
@@ -43,7 +45,7 @@ class Meld(NamedTuple):
         return len(self.cards) >= rules.canasta_size and self.naturals >= rules.canasta_min_naturals
 
     def is_natural(self) -> bool:
-        return all(not IS_WILD[k] for k in self.cards)
+        return self.wilds == 0
 
 
 # Side melds: a tuple of 13 entries indexed by rank, None where the side has no meld.
@@ -171,7 +173,7 @@ class State(NamedTuple):
         for side in d["melds"]:
             row: list[Meld | None] = [None] * 13
             for rank, cards, hidden in side:
-                row[rank] = Meld(rank, tuple(sorted(parse_card(c) for c in cards)), bool(hidden))
+                row[rank] = Meld.of(rank, [parse_card(c) for c in cards], bool(hidden))
             melds.append(tuple(row))
         frozen = d["pile_frozen_by"]
         return cls(
