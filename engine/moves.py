@@ -56,9 +56,9 @@ def apply(state: State, seat: int, action: Action) -> State:
             raise IllegalMove("no_question", "nobody has asked to go out")
         if seat != state.to_act:
             raise IllegalMove("not_your_turn", f"seat {state.to_act} answers the question")
+    elif state.phase == "answer":
+        raise IllegalMove("awaiting_answer", f"seat {state.to_act} must first answer whether seat {state.turn} may go out")
     elif seat != state.to_act:
-        if state.phase == "answer":
-            raise IllegalMove("awaiting_answer", f"seat {state.to_act} must first answer whether seat {state.turn} may go out")
         raise IllegalMove("not_your_turn", f"it is seat {state.to_act}'s turn")
     new = _HANDLERS[kind](state, seat, action)
     return new._replace(moves=state.moves + 1)
@@ -133,7 +133,12 @@ def is_concealed(s: State, seat: int) -> bool:
     return not s.melded[seat]
 
 
-def _settle(s: State, seat: int, black_meld: bool = False) -> State:
+def _check_black_threes(s: State, seat: int, black_meld: bool) -> None:
+    if black_meld and s.hand_size(seat) > 1:
+        raise IllegalMove("black_threes_not_allowed", "black threes are melded only when going out")
+
+
+def _settle(before: State, s: State, seat: int, black_meld: bool = False) -> State:
     """After a meld, an add or a pile take: go out on an empty hand, or keep a card to discard."""
     left = s.hand_size(seat)
     if left <= 1 and not may_go_out(s, seat):
@@ -143,10 +148,15 @@ def _settle(s: State, seat: int, black_meld: bool = False) -> State:
             "must_keep_card",
             "this would leave you one card you could not discard: your side cannot go out yet",
         )
-    if black_meld and left > 1:
-        raise IllegalMove("black_threes_not_allowed", "black threes are melded only when going out")
+    _check_black_threes(s, seat, black_meld)
     if left == 0:
         return end_hand(s, "went_out", seat, is_concealed(s, seat))
+    if before.permission == 1:
+        # R17: after a "yes" the player must go out; no move may throw that chance away
+        from engine.going_out import going_out_plan
+
+        if going_out_plan(s, seat) is None and going_out_plan(before, seat) is not None:
+            raise IllegalMove("must_go_out", "your partner said yes: this move would leave you unable to go out")
     return s
 
 
@@ -271,8 +281,9 @@ def _take_pile(s: State, seat: int, a: Action) -> State:
         turn_melded=True,
         turn_canasta=s.turn_canasta or canasta_now,
     )
+    _check_black_threes(new, seat, black)
     _check_opening(s, new, seat, value)
-    return _settle(new, seat, black)
+    return _settle(s, new, seat, black)
 
 
 def _frozen_error(s: State, team: int) -> IllegalMove:
@@ -360,9 +371,10 @@ def _meld(s: State, seat: int, a: Action) -> State:
         turn_melded=s.turn_melded or bool(new_melds),
         turn_canasta=s.turn_canasta or canasta_now,
     )
+    _check_black_threes(new, seat, black)
     if new_melds:
         _check_opening(s, new, seat, value)
-    return _settle(new, seat, black)
+    return _settle(s, new, seat, black)
 
 
 def _add(s: State, seat: int, a: Action) -> State:
@@ -393,7 +405,7 @@ def _add(s: State, seat: int, a: Action) -> State:
         turn_melded=True,
         turn_canasta=s.turn_canasta or canasta_now,
     )
-    return _settle(new, seat)
+    return _settle(s, new, seat)
 
 
 def _discard(s: State, seat: int, a: Action) -> State:

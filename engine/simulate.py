@@ -39,7 +39,7 @@ class GameRecord:
 
 
 def play_game(
-    rules: RuleOptions, rng: random.Random, policy: Policy | dict[int, Policy], max_moves: int = 100_000
+    rules: RuleOptions, rng: random.Random, policy: Policy | dict[int, Policy], max_moves: int = 2_000_000
 ) -> GameRecord:
     """Play one game to its end; ``policy`` is one policy for all seats or one per seat."""
     record = GameRecord(rules)

@@ -161,8 +161,8 @@ class State(NamedTuple):
             "asked": self.asked,
             "turn_melded": self.turn_melded,
             "turn_canasta": self.turn_canasta,
-            "hand_result": self.hand_result,
-            "game_result": self.game_result,
+            "hand_result": _result_copy(self.hand_result),
+            "game_result": _result_copy(self.game_result),
         }
 
     @classmethod
@@ -204,8 +204,8 @@ class State(NamedTuple):
             asked=d["asked"],
             turn_melded=d["turn_melded"],
             turn_canasta=d["turn_canasta"],
-            hand_result=d["hand_result"],
-            game_result=d["game_result"],
+            hand_result=_result_copy(d["hand_result"]),
+            game_result=_result_copy(d["game_result"]),
         )
 
 
@@ -225,8 +225,26 @@ State._replace = _replace  # type: ignore[method-assign]
 
 
 @lru_cache(maxsize=64)
-def _rules_out(rules: RuleOptions) -> dict[str, Any]:
+def _rules_cached(rules: RuleOptions) -> dict[str, Any]:
     return rules.to_dict()
+
+
+def _rules_out(rules: RuleOptions) -> dict[str, Any]:
+    """A fresh dict each time (callers may change what they get), built from a cached one."""
+    d = dict(_rules_cached(rules))
+    d["opening_minimums"] = [list(p) for p in d["opening_minimums"]]
+    return d
+
+
+def _result_copy(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    out = dict(result)
+    if "scores" in out:
+        out["scores"] = [dict(row) for row in out["scores"]]
+    if "totals" in out:
+        out["totals"] = list(out["totals"])
+    return out
 
 
 _RULES_CACHE: dict[bytes, RuleOptions] = {}

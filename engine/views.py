@@ -116,6 +116,19 @@ def describe_move(before: State, after: State, seat: int, action: dict[str, Any]
             event["cards"] = drawn
     if action.get("type") == "take_pile":
         event["pile_taken"] = len(before.pile)
+    nxt = after.turn
+    if (
+        after.hand_no == before.hand_no
+        and nxt != seat
+        and nxt >= 0
+        and not before.first_turn_done[nxt]
+        and after.first_turn_done[nxt]
+    ):
+        # R2 "first_turn": the next seat's dealt red threes were laid as its turn began
+        t = after.rules.team_of(nxt)
+        new = after.red_threes[t][len(before.red_threes[t]):]
+        if new:
+            event["first_turn_red_threes"] = {"seat": nxt, "cards": [CODES[k] for k in new]}
     if after.hand_no != before.hand_no or after.phase in ("deal", "over"):
         event["hand_end"] = after.hand_result
     if after.phase == "over":

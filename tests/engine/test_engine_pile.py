@@ -1,0 +1,220 @@
+"""Freezing, frozen piles and piles that can never be taken: R11, R12, R13."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import code, spectator_view
+from tests.engine.helpers import (
+    PRESET_NAMES,
+    after_opening,
+    discard,
+    draw,
+    hand,
+    illegal,
+    meld,
+    meld_codes,
+    onto,
+    play,
+    start,
+    take,
+)
+
+PARTNERSHIP_PRESETS = ("classic", "finnish", "bicycle", "wiki", "norwegian")
+
+
+# -- R11: what freezes the pile ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_r11_black_three_discard(preset):
+    """R11/R13. A discarded black three stops the next player in every preset. In classic and
+    bicycle it also freezes the pile until the pile is taken: once it is covered, taking
+    still needs a natural pair. Elsewhere, once covered, an opened side takes the pile with
+    one natural and a wild.
+
+    "Jos heittää pois mustan kolmosen, estää seuraavaa pelaajaa nostamasta avopakkaa. Jokerin heittäminen lukitsee pakan." (000)
+    "Villi kortti tai musta kolmonen jäädyttää pinon uudelleen." (001)
+    "Siinä musta kolmonen lukitsee poistopakan, kunnes pakka nostetaan sääntöjen mukaisesti. Toisissa versioissa musta kolmonen estää vain seuraavan pelaajan noston. Tässä versiossa mustan kolmosen peittäminen toisella kortilla ei siis poista lukitusta." (002)
+    "Om man saker en svart treer, kan ikke neste spiller ta inn sakehaugen" (004)
+    """
+    # the next player, right after the black three
+    state = start(preset, hands={0: ["AH", "AS", "AD", "3S"], 1: ["5H", "5S", "QH", "QS", "QD"]}, stock=["8C"])
+    state = play(state, (0, draw()), (0, meld(["AH", "AS", "AD"])), (0, discard("3S")))
+    illegal(state, 1, take("5H", "5S", melds=[["QH", "QS", "QD"]]), "pile_top_untakeable")
+    # the same black three, covered, when the opened side comes to take
+    state, taker = after_opening(preset, taker_cards=["KD", "KH", "JK"], opener_discard="3S")
+    assert code(state.pile[-1]) == "KC"
+    if preset in ("classic", "bicycle"):
+        assert code(state.pile_frozen_by) == "3S"
+        illegal(state, taker, take("KD", "JK"), "pile_frozen")
+    else:
+        assert state.pile_frozen_by == -1
+        after = play(state, (taker, take("KD", "JK")))
+        assert hand(after, taker)["3S"] >= 1  # the black three came with the pile
+    after = play(state, (taker, take("KD", "KH")))
+    assert after.pile == () and after.pile_frozen_by == -1
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.parametrize("wild", ["JK", "2C"])
+def test_r11_wild_discard_freezes_until_taken(preset, wild):
+    """R11. A discarded joker or 2 freezes the pile for everybody until it is taken; the take
+    lifts the freeze and the next pile starts unfrozen.
+
+    "avopakassa on jokeri tai kakkonen" (000)
+    "Kun lukittu poistopakka nostetaan kokonaan, sen aiheuttama lukitus poistuu. Seuraava poisto aloittaa uuden poistopakan, joka voi lukittua uudelleen erikoiskortista." (002)
+    "Om man saker en joker eller en toer, er sakehaugen sperret slik at den som skal ta den inn, må ha to like av det øverste kortet på hånden." (004)
+    """
+    state, taker = after_opening(preset, taker_cards=["KD", "KH", "JK", "QH"], opener_discard=wild)
+    assert code(state.pile_frozen_by) == wild
+    assert spectator_view(state)["pile"]["frozen_by"] == wild
+    illegal(state, taker, take("KD", "JK"), "pile_frozen")
+    after = play(state, (taker, take("KD", "KH")))
+    assert after.pile_frozen_by == -1 and hand(after, taker)[wild] >= 1
+    after = play(after, (taker, discard("QH")))
+    assert [code(k) for k in after.pile] == ["QH"] and after.pile_frozen_by == -1
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_r11_norwegian_red_three_discard_locks_a_round(players):
+    """R11 (norwegian). After a red three is discarded nobody may take the pile until play
+    comes back to the discarder; then it is an ordinary pile card, laid (not replaced) by
+    whoever takes the pile.
+
+    "Om man saker en rød treer, er sakehaugen sperret i en runde rundt bordet. Dermed kan ingen spillere ta den inn før det har gått en runde frem til den opprinnelige spilleren" (004)
+    """
+    ranks = "6789T"
+    hands = {0: ["AH", "AS", "AD", "3H", ranks[players - 2] + "H", ranks[players - 2] + "S"]}
+    for seat in range(1, players):
+        hands[seat] = [ranks[seat - 1] + "C"]
+        if seat > 1:
+            hands[seat] += [ranks[seat - 2] + "H", ranks[seat - 2] + "S"]
+    state = start("norwegian", players, hands=hands)
+    state = play(state, (0, draw()), (0, meld(["AH", "AS", "AD"])), (0, discard("3H")))
+    assert state.pile_lock == 0
+    assert spectator_view(state)["pile"]["locked_until_seat"] == 0
+    for seat in range(1, players):
+        r = ranks[seat - 2] if seat > 1 else None
+        if r is None:
+            illegal(state, seat, take("5H", "5S"), "pile_top_untakeable")  # the red 3 is on top
+        else:
+            illegal(state, seat, take(r + "H", r + "S"), "pile_locked")
+        state = play(state, (seat, draw()), (seat, discard(ranks[seat - 1] + "C")))
+    assert state.turn == 0 and state.pile_lock == -1
+    r = ranks[players - 2]
+    after = play(state, (0, take(r + "H", r + "S")))
+    assert [code(k) for k in after.red_threes[0]] == ["3H"]
+    assert hand(after, 0)["3H"] == 0
+
+
+# -- R12: taking a frozen pile ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_r12_unopened_side_needs_a_natural_pair_and_the_minimum(preset):
+    """R12. The pile is frozen against a side that has not opened: a natural pair of the top
+    card's rank from hand, and melds reaching the minimum in the same move.
+
+    "Lukitun pakan saa nostaa vain, jos pystyy pöytäämään päällimmäisen kortin kahden kädestä löytyvän samanarvoisen luonnollisen (ei-jokerin) kortin kanssa." (000)
+    "Poistopino on jäädytetty parilta ennen sen ensimmäistä ilmoitusta." (001)
+    "Jos avaus puuttuu, näytä samalla muut avausrajan täyttämiseen tarvittavat yhdistelmät." (002)
+    "Før man har åpnet må man ha to kort på hånda som er lik det øverste kortet i sakehaugen." (004)
+    """
+    state = start(preset, hands={0: ["KH", "KS", "JK", "AH", "AS", "AD"]}, upcards=["KC"])
+    assert state.pile_frozen_by == -1 and not state.opened(0)
+    illegal(state, 0, take("KH", "JK"), "pile_frozen")
+    illegal(state, 0, take("KH", "JK", melds=[["AH", "AS", "AD"]]), "pile_frozen")
+    illegal(state, 0, take("KH", "KS"), "opening_minimum_not_met")  # 30 < 50
+    after = play(state, (0, take("KH", "KS", "JK")))  # a natural pair plus a wild: 80
+    assert sorted(meld_codes(after, 0)["K"]) == ["JK", "KC", "KH", "KS"]
+    after = play(state, (0, take("KH", "KS", melds=[["AH", "AS", "AD"]])))
+    assert after.opened(0)
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_r12_frozen_pile_the_sides_meld_does_not_help(preset):
+    """R12. A pile frozen by a wild needs a natural pair from hand even when the side has a
+    meld of the top card's rank; a wild does not pair a single natural.
+
+    "Pöydässä oleva samanarvoinen yhdistelmä ei yksin riitä, eikä yhden käsikortin pariksi kelpaa jokeri." (002)
+    "Jäädytetyn poistopinon ottaminen vaatii, että kädessäsi on luonnollinen pari, joka on samaa arvoa kuin päällimmäinen kortti." (001)
+    """
+    state, taker = after_opening(
+        preset,
+        taker_cards=["KD", "KH", "JK"],
+        opener_melds=(("AH", "AS", "AD"), ("KH", "KS", "KD")),
+        opener_discard="JK",
+    )
+    team = state.rules.team_of(taker)
+    illegal(state, taker, onto("K"), "pile_frozen")
+    illegal(state, taker, take("KD"), "pile_frozen")
+    illegal(state, taker, take("KD", "JK"), "pile_frozen")
+    after = play(state, (taker, take("KD", "KH")))
+    assert len(meld_codes(after, team)["K"]) == 6
+
+
+# -- R13: never takeable -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.parametrize("top", ["JK", "2D", "3C"])
+def test_r13_untakeable_top_card(preset, top):
+    """R13. Never while a wild card or a three is on top.
+
+    "Et saa koskaan ottaa poistopinoa, kun päällimmäinen kortti on villi kortti, musta kolmonen tai punainen kolmonen." (001)
+    "Jos poistopakan päällä on kolmonen, kakkonen tai jokeri, canastan säännöt kieltävät noston kokonaan." (002)
+    "Pakkaa, jossa on päällä musta kolmonen ei voi nostaa, koska mustaa kolmosta ei saa pelata yhdistelmiin." (000)
+    """
+    state = start(preset, hands={0: ["AH", "AS", "AD", top], 1: ["2H", "JK", "3S", "3C", "5H", "5S"]}, stock=["8C"])
+    state = play(state, (0, draw()), (0, meld(["AH", "AS", "AD"])), (0, discard(top)))
+    illegal(state, 1, take("2H", "JK"), "pile_top_untakeable")
+    illegal(state, 1, take("3S", "3C"), "pile_top_untakeable")
+    illegal(state, 1, take("5H", "5S"), "pile_top_untakeable")
+    play(state, (1, draw()))
+
+
+def _single_card_scenario(preset: str, seat3_takes: bool):
+    """Seat 0 opens with a canasta of kings and three nines and keeps one nine; the last seat
+    before it then discards a nine, either after taking the pile (a pile of one card) or not."""
+    hands = {
+        0: ["KH", "KS", "KD", "KC", "KH", "KS", "KD", "9H", "9S", "9D", "9C"],
+        1: ["6C"],
+        2: ["5C"],
+        3: ["5H", "5S", "AH", "AS", "AD", "9D"],
+    }
+    state = start(preset, hands=hands, stock=["8H"])
+    state = play(
+        state,
+        (0, draw()),
+        (0, meld(["KH", "KS", "KD", "KC", "KH", "KS", "KD"], ["9H", "9S", "9D"])),
+        (0, discard("8H")),
+        (1, draw()),
+        (1, discard("6C")),
+        (2, draw()),
+        (2, discard("5C")),
+    )
+    if seat3_takes:
+        state = play(state, (3, take("5H", "5S", melds=[["AH", "AS", "AD"]])))
+    else:
+        state = play(state, (3, draw()))
+    state = play(state, (3, discard("9D")))
+    assert sum(state.hands[0]) == 1 and hand(state, 0)["9C"] == 1
+    return state
+
+
+@pytest.mark.parametrize("preset", PARTNERSHIP_PRESETS)
+def test_r13_one_card_in_hand_and_one_in_the_pile(preset):
+    """R13. A player holding one card may not take a pile of one card; a bigger pile is fine.
+
+    "Pelaaja, jolla on kädessään vain yksi kortti, ei saa ottaa avopakkaa, jossa on vain yksi kortti." (000)
+    "Jos kädessäsi ja poistopakassa on kummassakin vain yksi kortti, et saa ottaa poistopakkaa." (002)
+    """
+    state = _single_card_scenario(preset, seat3_takes=True)
+    assert len(state.pile) == 1
+    illegal(state, 0, onto("9"), "pile_single_card")
+    play(state, (0, draw()))
+    state = _single_card_scenario(preset, seat3_takes=False)
+    assert len(state.pile) > 1
+    after = play(state, (0, onto("9")))
+    assert len(meld_codes(after, 0)["9"]) == 4

@@ -1,0 +1,36 @@
+"""Soak: 1 000 complete random hands per preset and player count without an engine error."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cli.engine_cmds import random_policy
+from engine import resolve
+from engine.simulate import play_game
+
+SOAK = [
+    ("classic", 4), ("finnish", 4), ("finnish-2p", 2), ("finnish-3p", 3), ("bicycle", 4),
+    ("wiki", 4), ("wiki", 2), ("wiki", 3), ("wiki", 6),
+    ("norwegian", 4), ("norwegian", 2), ("norwegian", 5), ("norwegian", 6),
+]
+HANDS = 1000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset,players", SOAK)
+def test_soak_random_hands(preset, players):
+    rules = resolve(preset, players)
+    hands = games = 0
+    reasons: dict[str, int] = {}
+    while hands < HANDS:
+        rng = random.Random(f"soak:{preset}:{players}:{games}")
+        record = play_game(rules, rng, random_policy(rng), max_moves=10**7)
+        assert record.final is not None and record.final.phase == "over"
+        assert record.final.game_result["totals"] == list(record.final.totals)
+        for end in record.hands:
+            reasons[end["reason"]] = reasons.get(end["reason"], 0) + 1
+        hands += len(record.hands)
+        games += 1
+    assert sum(reasons.values()) == hands
