@@ -47,3 +47,19 @@ def write_log(path: Path | str, lines: Iterable[dict[str, Any]]) -> None:
         for line in lines:
             f.write(orjson.dumps(line))
             f.write(b"\n")
+
+
+def hand_end_line(result: dict[str, Any]) -> dict[str, Any]:
+    """A hand_end line from the engine's ``state.hand_result`` (already the line; copied)."""
+    return {"hand_end": result["hand_end"], "reason": result["reason"], "by": result["by"],
+            "scores": [dict(row) for row in result["scores"]]}
+
+
+def game_end_line(result: dict[str, Any]) -> dict[str, Any]:
+    """The game_end line from the engine's ``state.game_result``."""
+    return {"game_end": True, "totals": list(result["totals"]), "winner": result["winner"]}
+
+
+def encode_log(lines: Iterable[dict[str, Any]]) -> bytes:
+    """A whole ``.jsonl`` file in memory: one compact JSON object per line, each ending in a newline."""
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
