@@ -192,10 +192,10 @@ def _draw(s: State, seat: int, a: Action) -> State:
         raise IllegalMove("already_drew", "you have already drawn this turn")
     if s.stock_size == 0:
         raise IllegalMove("stock_empty", "the stock is empty: take the discard pile or pass")
-    new, ends = draw_cards(s, seat, s.rules.draw_count)
+    new, ends = draw_cards(s, seat, s.rules.draw_count, phase="play", drawn="stock")
     if ends:
         return end_hand(new, "red_three_last", seat)
-    return new._replace(phase="play", drawn="stock")
+    return new
 
 
 def pile_refusal(s: State, seat: int) -> IllegalMove | None:
@@ -435,16 +435,16 @@ def _discard(s: State, seat: int, a: Action) -> State:
     ):
         frozen_by = card
     lock = seat if IS_RED_THREE[card] and rules.red_three_discard_locks_round else s.pile_lock
-    new = s._replace(
-        hands=replace_at(s.hands, seat, tuple(hand)),
-        pile=s.pile + (card,),
-        pile_frozen_by=frozen_by,
-        pile_lock=lock,
-        melded=replace_at(s.melded, seat, True) if s.turn_melded else s.melded,
-    )
+    changes = {
+        "hands": replace_at(s.hands, seat, tuple(hand)),
+        "pile": s.pile + (card,),
+        "pile_frozen_by": frozen_by,
+        "pile_lock": lock,
+        "melded": replace_at(s.melded, seat, True) if s.turn_melded else s.melded,
+    }
     if left == 0:
-        return end_hand(new, "went_out", seat, is_concealed(s, seat))
-    return begin_turn(new, (seat + 1) % rules.players)
+        return end_hand(s._replace(**changes), "went_out", seat, is_concealed(s, seat))
+    return begin_turn(s, (seat + 1) % rules.players, **changes)
 
 
 def _ask_go_out(s: State, seat: int, a: Action) -> State:

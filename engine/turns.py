@@ -11,9 +11,13 @@ def replace_at(values: tuple, index: int, value: object) -> tuple:
     return values[:index] + (value,) + values[index + 1:]
 
 
-def begin_turn(s: State, seat: int) -> State:
-    """Start ``seat``'s turn: clear the turn flags, lift a lock it set, lay dealt red threes (R2)."""
+def begin_turn(s: State, seat: int, **changes: object) -> State:
+    """Start ``seat``'s turn: clear the turn flags, lift a lock it set, lay dealt red threes (R2).
+
+    ``changes`` are applied in the same copy (the move that ended the previous turn).
+    """
     rules = s.rules
+    lock = changes.pop("pile_lock", s.pile_lock)
     s = s._replace(
         phase="draw",
         turn=seat,
@@ -23,7 +27,8 @@ def begin_turn(s: State, seat: int) -> State:
         asked=False,
         turn_melded=False,
         turn_canasta=False,
-        pile_lock=NO_SEAT if s.pile_lock == seat else s.pile_lock,
+        **changes,
+        pile_lock=NO_SEAT if lock == seat else lock,
     )
     if not s.first_turn_done[seat]:
         s = lay_red_threes(s, seat) if not rules.red_threes_optional else s
@@ -59,10 +64,11 @@ def lay_red_threes(s: State, seat: int) -> State:
     )
 
 
-def draw_cards(s: State, seat: int, count: int) -> tuple[State, bool]:
+def draw_cards(s: State, seat: int, count: int, **changes: object) -> tuple[State, bool]:
     """Draw ``count`` cards (R3: red threes laid and replaced; R23: a lone last card will do).
 
-    Returns the new state and whether the hand ends because the last card was a red three.
+    Returns the new state (with ``changes`` applied in the same copy) and whether the hand
+    ends because the last card was a red three.
     """
     rules = s.rules
     hand = list(s.hands[seat])
@@ -80,11 +86,10 @@ def draw_cards(s: State, seat: int, count: int) -> tuple[State, bool]:
             continue
         hand[card] += 1
         need -= 1
-    team = rules.team_of(seat)
-    s = s._replace(hands=replace_at(s.hands, seat, tuple(hand)), stock_pos=pos)
     if laid:
-        s = s._replace(red_threes=replace_at(s.red_threes, team, s.red_threes[team] + tuple(laid)))
-    return s, ends
+        team = rules.team_of(seat)
+        changes["red_threes"] = replace_at(s.red_threes, team, s.red_threes[team] + tuple(laid))
+    return s._replace(hands=replace_at(s.hands, seat, tuple(hand)), stock_pos=pos, **changes), ends
 
 
 def end_hand(s: State, reason: str, by: int, concealed: bool = False) -> State:
