@@ -1,0 +1,123 @@
+"""Fixtures of the worker tests: the shared real Redis (``tests/conftest_redis.py``), a key
+prefix and RQ queue of our own (cleaned up afterwards), the API app on that prefix, and
+helpers to run workers and read a game's events."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from conftest_redis import delete_prefix, redis_url  # noqa: E402, F401
+
+from api import Settings, create_app, service  # noqa: E402
+from api.store import Store, connect  # noqa: E402
+from worker.config import WorkerConfig  # noqa: E402
+
+LEASE_MS = 1000  # short, so that the killed-worker test waits ~1 s for the lease to expire
+
+
+@pytest.fixture(scope="session")
+def wprefix(redis_url: str) -> Iterator[str]:  # noqa: F811
+    """Our own key prefix; afterwards its keys and our RQ queue's keys are deleted."""
+    prefix = f"wtest-{uuid.uuid4().hex[:10]}"
+    yield prefix
+    client = connect(redis_url)
+    try:
+        delete_prefix(client, prefix)
+        patterns = [f"rq:*{prefix}-bots*"] + [f"rq:*bot-{gid}-*" for gid in _GAMES]
+        for pattern in patterns:
+            for key in client.scan_iter(match=pattern, count=1000):
+                client.delete(key)
+    finally:
+        client.close()
+
+
+_GAMES: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def worker_env(wprefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker reads its settings from the environment, as in production."""
+    monkeypatch.setenv("CANASTA_KEY_PREFIX", wprefix)
+    monkeypatch.setenv("CANASTA_BOT_LEASE_MS", str(LEASE_MS))
+    monkeypatch.setenv("CANASTA_BOT_BUDGET_MS", "5")
+    monkeypatch.setenv("CANASTA_BOT_SWEEP_SECONDS", "0.5")
+
+
+@pytest.fixture(scope="session")
+def rclient(redis_url: str) -> Iterator[Any]:  # noqa: F811
+    client = connect(redis_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def wsettings(redis_url: str, wprefix: str) -> Settings:  # noqa: F811
+    return Settings.from_env({"redis_url": redis_url, "key_prefix": wprefix, "test_seeds": True,
+                              "rate_limit_enabled": False})
+
+
+@pytest.fixture(scope="session")
+def wstore(rclient: Any, wprefix: str) -> Store:
+    return Store(rclient, wprefix)
+
+
+@pytest.fixture
+def cfg(wprefix: str, worker_env: None) -> WorkerConfig:
+    return WorkerConfig.from_env(wprefix)
+
+
+@pytest.fixture(scope="session")
+def wapp(wsettings: Settings) -> Any:
+    return create_app(wsettings)
+
+
+@pytest.fixture
+def http(wapp: Any) -> Any:
+    return wapp.test_client()
+
+
+def new_game(store: Store, settings: Settings, seats: list[dict[str, Any]], preset: str = "finnish",
+             seed: int = 5, rules: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"preset": preset, "seats": seats, "seed": seed}
+    if rules:
+        body["rules"] = rules
+    created, _ = service.create_game(store, settings, body)
+    _GAMES.add(created["id"])
+    return created
+
+
+def event_versions(store: Store, game_id: str) -> list[int]:
+    return [int(e.fields["v"]) for e in store.events_after(game_id, "0-0", 100_000)]
+
+
+def move_events(store: Store, game_id: str) -> list[dict[str, Any]]:
+    """Every move event as a spectator reads it (seat, action, version)."""
+    out = []
+    for e in store.events_after(game_id, "0-0", 100_000):
+        body = service.render_event(e.id, e.fields, None)
+        if body["type"] == "move":
+            move = body["data"]["move"]
+            out.append({"version": body["version"], "seat": move["seat"], "action": move["action"]})
+    return out
+
+
+def run_worker(redis: Any, cfg: WorkerConfig, rounds: int = 50) -> None:
+    """In-process SimpleWorker bursts (no fork) until the queue and its retries are empty."""
+    from rq.registry import ScheduledJobRegistry
+
+    from worker.cli import _make_worker
+    from worker.jobs import queue
+
+    for _ in range(rounds):
+        _make_worker(redis, cfg).work(burst=True, with_scheduler=True, logging_level="WARNING")
+        q = queue(redis, cfg)
+        if not len(q) and not len(ScheduledJobRegistry(queue=q)):
+            return

@@ -1,0 +1,177 @@
+"""Bot runs on a real Redis with real RQ workers (SimpleWorker in-process, no fork)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from conftest import event_versions, move_events, new_game, run_worker
+from rq.job import Job
+
+from api import service
+from api.config import Settings
+from api.store import Store
+from worker import bots
+from worker.config import Keys, WorkerConfig
+from worker.jobs import enqueue_bot_turn, ensure_job, job_id, queue
+from worker.runner import BotRun
+from worker.sweeper import deep_sweep, sweep_once
+
+ONE_HUMAN = [{"name": "ann"}, {"bot": "greedy"}, {"bot": "expert"}, {"bot": "random"}]
+FOUR_BOTS = [{"bot": "greedy"}, {"bot": "random"}, {"bot": "expert"}, {"bot": "greedy"}]
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def human_turn(http: Any, store: Store, game_id: str, seat: int, token: str) -> int:
+    """Play the human's whole turn over HTTP (greedy chooses); returns the moves made."""
+    made = 0
+    while True:
+        game = service.load_game(store, game_id)
+        if game.status != "playing" or game.state is None or game.state.to_act != seat:
+            return made
+        action = bots.choose("greedy", game.state, seat)
+        r = http.post(f"/games/{game_id}/moves", json={"action": action},
+                      headers={**auth(token), "If-Match": f'"{game.version}"'})
+        assert r.status_code == 200, r.get_json()
+        made += 1
+
+
+def test_one_human_three_bots_turn_comes_back(http: Any, wstore: Store, rclient: Any, cfg: WorkerConfig) -> None:
+    r = http.post("/games", json={"preset": "finnish", "seats": ONE_HUMAN, "seed": 21})
+    assert r.status_code == 201, r.get_json()
+    created = r.get_json()
+    gid, token = created["id"], created["seats"][0]["token"]
+    from conftest import _GAMES
+
+    _GAMES.add(gid)
+    assert created["seats"][1]["bot"] == "greedy"
+    for _ in range(3):  # three rounds: human turn, then the three bots answer
+        assert human_turn(http, wstore, gid, 0, token) > 0
+        before = service.load_game(wstore, gid).version
+        assert len(queue(rclient, cfg)) == 1  # the API enqueued the bots' run
+        run_worker(rclient, cfg)
+        game = service.load_game(wstore, gid)
+        assert game.version > before
+        seats = [e["seat"] for e in move_events(wstore, gid) if e["version"] > before]
+        assert {1, 2, 3} <= set(seats), seats
+        if game.status == "over":
+            break
+        assert game.state is not None and game.state.to_act == 0  # the turn came back
+        assert rclient.zscore(Keys(cfg.prefix).awaiting(), gid) is None
+    assert event_versions(wstore, gid) == list(range(1, service.load_game(wstore, gid).version + 1))
+
+
+def test_hint_and_hand_a_seat_to_a_bot(http: Any, wstore: Store, rclient: Any, cfg: WorkerConfig) -> None:
+    r = http.post("/games", json={"preset": "finnish-2p", "seats": [{"name": "a"}, {"name": "b"}], "seed": 4})
+    gid = r.get_json()["id"]
+    from conftest import _GAMES
+
+    _GAMES.add(gid)
+    tokens = {s["seat"]: s["token"] for s in r.get_json()["seats"]}
+    hint = http.get(f"/games/{gid}/hint?bot=greedy", headers=auth(tokens[0]))
+    assert hint.status_code == 200, hint.get_json()
+    game = service.load_game(wstore, gid)
+    assert hint.get_json()["action"] == bots.choose("greedy", game.state, 0)
+    # seat 1 leaves its seat to a bot; the human plays a turn; the bot answers
+    r = http.post(f"/games/{gid}/seats/1/bot", json={"bot": "greedy"}, headers=auth(tokens[0]))
+    assert r.status_code == 200, r.get_json()
+    human_turn(http, wstore, gid, 0, tokens[0])
+    run_worker(rclient, cfg)
+    game = service.load_game(wstore, gid)
+    assert game.status == "over" or game.state.to_act == 0
+    assert 1 in {e["seat"] for e in move_events(wstore, gid)}
+
+
+def test_four_bots_play_a_game_to_the_end(wstore: Store, wsettings: Settings, rclient: Any,
+                                          cfg: WorkerConfig) -> None:
+    created = new_game(wstore, wsettings, FOUR_BOTS, rules={"target_score": 600}, seed=8)
+    gid = created["id"]
+    assert rclient.zscore(Keys(cfg.prefix).awaiting(), gid) == 1.0
+    run_worker(rclient, cfg)
+    game = service.load_game(wstore, gid)
+    assert game.status == "over", game.version
+    versions = event_versions(wstore, gid)
+    assert versions == list(range(1, game.version + 1))  # every version once: nothing applied twice
+    log = [line for line in wstore.read_log(gid)]
+    assert log[-1].startswith(b'{"game_end":true')
+    assert rclient.zscore(Keys(cfg.prefix).awaiting(), gid) is None
+
+
+def test_the_same_job_enqueued_twice_is_applied_once(wstore: Store, wsettings: Settings, rclient: Any,
+                                                     cfg: WorkerConfig) -> None:
+    created = new_game(wstore, wsettings, [{"name": "h"}, {"bot": "greedy"}], preset="finnish-2p", seed=12)
+    gid = created["id"]
+    game = service.load_game(wstore, gid)
+    # the human plays a turn through the service (as the HTTP route does)
+    while game.state.to_act == 0:
+        service.apply_move(rclient, gid, 0, bots.choose("greedy", game.state, 0), game.version, settings=wsettings)
+        game = service.load_game(wstore, gid)
+    v = game.version
+    q = queue(rclient, cfg)
+    assert job_id(gid, v) in q.job_ids
+    assert enqueue_bot_turn(rclient, gid, v) is None  # the duplicate is dropped
+    assert q.job_ids.count(job_id(gid, v)) == 1
+    run_worker(rclient, cfg)
+    assert enqueue_bot_turn(rclient, gid, v) is None  # still dropped after the run finished
+    run_worker(rclient, cfg)
+    # running the same run again by hand changes nothing: the version has moved on
+    assert BotRun(rclient, cfg, gid, "manual").run(v)["outcome"] == "moved_on"
+    after = service.load_game(wstore, gid)
+    assert after.version > v
+    assert event_versions(wstore, gid) == list(range(1, after.version + 1))
+
+
+def test_sweeper_recovers_lost_and_failed_jobs(wstore: Store, wsettings: Settings, rclient: Any,
+                                               cfg: WorkerConfig) -> None:
+    created = new_game(wstore, wsettings, [{"bot": "greedy"}, {"name": "h"}], preset="finnish-2p", seed=13)
+    gid = created["id"]
+    v = service.load_game(wstore, gid).version
+    jid = job_id(gid, v)
+    # the enqueue was lost (the queue emptied, the job gone): the sweeper enqueues again
+    Job.fetch(jid, connection=rclient, serializer="rq.serializers.JSONSerializer").delete(remove_from_queue=True)
+    counts = sweep_once(rclient, cfg)
+    assert counts["enqueued"] == 1 and jid in queue(rclient, cfg).job_ids
+    assert sweep_once(rclient, cfg)["waiting"] == 1  # queued: nothing more to do
+    # a job that failed for good: replaced, with attempt + 1
+    job = Job.fetch(jid, connection=rclient, serializer="rq.serializers.JSONSerializer")
+    queue(rclient, cfg).remove(job)
+    job.set_status("failed")
+    assert ensure_job(rclient, cfg, gid, v) == "replaced"
+    job = Job.fetch(jid, connection=rclient, serializer="rq.serializers.JSONSerializer")
+    assert job.kwargs["attempt"] == 1
+    # a job whose worker died (started long ago, no lease): replaced; a fresh one is left alone
+    queue(rclient, cfg).remove(job)
+    job.started_at = datetime.now(UTC) - timedelta(seconds=1)
+    job.set_status("started")
+    job.save()
+    assert ensure_job(rclient, cfg, gid, v, grace_seconds=30) == "running"
+    assert ensure_job(rclient, cfg, gid, v) == "replaced"
+    run_worker(rclient, cfg)
+    game = service.load_game(wstore, gid)
+    assert game.version > v and (game.status == "over" or game.state.to_act == 1)
+    # a game no longer awaiting a bot leaves the set; a lost set entry is found by the deep sweep
+    assert rclient.zscore(Keys(cfg.prefix).awaiting(), gid) is None
+    assert deep_sweep(rclient, cfg) == 0
+
+
+@pytest.mark.parametrize("bad", ["a:b", "a b", "ä"])
+def test_job_ids_use_only_the_allowed_characters(bad: str) -> None:
+    assert job_id("Ab_9-x", 17) == "bot-Ab_9-x-v17"
+    with pytest.raises(ValueError):
+        job_id(bad, 1)
+
+
+def test_a_retried_run_plays_on_from_where_the_failed_one_stopped(wstore: Store, wsettings: Settings,
+                                                                  rclient: Any, cfg: WorkerConfig) -> None:
+    created = new_game(wstore, wsettings, [{"bot": "greedy"}, {"name": "h"}], preset="finnish-2p", seed=14)
+    gid = created["id"]
+    v = service.load_game(wstore, gid).version
+    # a first run failed after it had moved the game on: its retry still carries the old version
+    assert BotRun(rclient, cfg, gid, "first").run(v - 1)["outcome"] == "moved_on"
+    result = BotRun(rclient, cfg, gid, "retry").run(v - 1, retry=True)
+    assert result["outcome"] == "done" and result["moves"] > 0
+    assert service.load_game(wstore, gid).state.to_act == 1

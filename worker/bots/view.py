@@ -1,0 +1,290 @@
+"""What one seat may see, and sampled worlds consistent with it.
+
+Bots never receive a :class:`engine.State`. :func:`worker.bots.choose` wraps the state in a
+:class:`SeatView` that exposes only what ``seat_view`` shows a player: its own hand, every
+meld and red three, the pile's top, size and freeze, hand sizes, stock size, scores and the
+turn flags. A search bot that needs whole states builds them with :func:`determinize`, which
+fills every hidden place (other hands, the stock, the pile under its top) from the cards the
+seat has not seen, shuffled by the bot's own rng. So a bot's choice cannot depend on a
+hidden card: the wrapper is the only road to the state, and the test
+``tests/worker/test_bots.py::test_no_peeking`` checks it by permuting hidden cards.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Any
+
+from engine.cards import (
+    IS_RED_THREE,
+    IS_WILD,
+    KINDS,
+    RANK_OF,
+    hand_value,
+)
+from engine.going_out import going_out_plan
+from engine.rules import RuleOptions
+from engine.scoring import red_three_score
+from engine.state import Meld, State
+
+Action = dict[str, Any]
+
+
+class SeatView:
+    """Read-only facts a seat may see. Holds the state privately: use only the properties.
+
+    Why a wrapper and not a copy: bots read a view thousands of times per second inside
+    rollouts; building a new record each time would cost more than the decision itself.
+    """
+
+    __slots__ = ("_s", "seat", "memo")
+
+    def __init__(self, state: State, seat: int) -> None:
+        self._s = state
+        self.seat = seat
+        self.memo: dict[str, Any] = {}  # derived facts a bot computes once per decision
+
+    # -- the table -------------------------------------------------------------------------
+    @property
+    def rules(self) -> RuleOptions:
+        return self._s.rules
+
+    @property
+    def players(self) -> int:
+        return self._s.rules.players
+
+    @property
+    def team(self) -> int:
+        return self._s.rules.team_of(self.seat)
+
+    @property
+    def teams(self) -> int:
+        return self._s.rules.teams
+
+    def team_of(self, seat: int) -> int:
+        return self._s.rules.team_of(seat)
+
+    @property
+    def partners(self) -> tuple[int, ...]:
+        return self._s.rules.partners(self.seat)
+
+    @property
+    def opponents(self) -> tuple[int, ...]:
+        """Opposing seats in playing order after this seat (the next one first)."""
+        return _opponents(self._s.rules, self.seat)
+
+    @property
+    def phase(self) -> str:
+        return self._s.phase
+
+    @property
+    def turn(self) -> int:
+        return self._s.turn
+
+    @property
+    def to_act(self) -> int:
+        return self._s.to_act
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        return self._s.totals
+
+    @property
+    def hand_no(self) -> int:
+        return self._s.hand_no
+
+    @property
+    def moves(self) -> int:
+        return self._s.moves
+
+    # -- own hand --------------------------------------------------------------------------
+    @property
+    def hand(self) -> tuple[int, ...]:
+        return self._s.hands[self.seat]
+
+    @property
+    def hand_size(self) -> int:
+        return sum(self._s.hands[self.seat])
+
+    def hand_size_of(self, seat: int) -> int:
+        return sum(self._s.hands[seat])
+
+    @property
+    def hand_sizes(self) -> tuple[int, ...]:
+        return tuple(sum(h) for h in self._s.hands)
+
+    @property
+    def hand_value(self) -> int:
+        return hand_value(self._s.hands[self.seat])
+
+    # -- public cards ----------------------------------------------------------------------
+    @property
+    def stock_size(self) -> int:
+        return self._s.stock_size
+
+    @property
+    def pile_size(self) -> int:
+        return len(self._s.pile)
+
+    @property
+    def pile_top(self) -> int:
+        return self._s.pile[-1] if self._s.pile else -1
+
+    @property
+    def pile_frozen_by(self) -> int:
+        return self._s.pile_frozen_by
+
+    @property
+    def pile_lock(self) -> int:
+        return self._s.pile_lock
+
+    def pile_frozen_for(self, team: int) -> bool:
+        return self._s.pile_frozen_by >= 0 or not self._s.opened(team)
+
+    def melds(self, team: int) -> tuple[Meld | None, ...]:
+        return self._s.melds[team]
+
+    def red_threes(self, team: int) -> tuple[int, ...]:
+        return self._s.red_threes[team]
+
+    def opened(self, team: int) -> bool:
+        return self._s.opened(team)
+
+    def canastas(self, team: int) -> int:
+        return self._s.canastas(team)
+
+    def red_three_score(self, team: int) -> int:
+        """What ``team``'s laid red threes count now (R20: a bonus, or a debt while unopened)."""
+        return red_three_score(self._s, team)
+
+    def minimum(self, team: int) -> int:
+        return self._s.minimums[team]
+
+    def penalties(self, team: int) -> int:
+        return self._s.penalties[team]
+
+    # -- turn flags ------------------------------------------------------------------------
+    @property
+    def drawn(self) -> str:
+        return self._s.drawn
+
+    @property
+    def permission(self) -> int:
+        return self._s.permission
+
+    @property
+    def asked(self) -> bool:
+        return self._s.asked
+
+    @property
+    def turn_melded(self) -> bool:
+        return self._s.turn_melded
+
+    # -- derived, from visible facts only -------------------------------------------------
+    def going_out_plan(self) -> list[Action] | None:
+        """The engine's plan to go out from here; it reads only this seat's hand and melds."""
+        return going_out_plan(self._s, self.seat)
+
+    def unseen_counts(self) -> list[int]:
+        """Per kind: copies this seat has not seen (other hands, stock, pile under its top)."""
+        if "unseen" not in self.memo:
+            self.memo["unseen"] = unseen_counts(self._s, self.seat)
+        return self.memo["unseen"]
+
+
+@lru_cache(maxsize=256)
+def _opponents(rules: RuleOptions, seat: int) -> tuple[int, ...]:
+    n = rules.players
+    team = rules.team_of(seat)
+    return tuple((seat + k) % n for k in range(1, n) if rules.team_of((seat + k) % n) != team)
+
+
+def unseen_counts(s: State, seat: int) -> list[int]:
+    """The pack minus what ``seat`` sees: its hand, every meld, laid red threes, the pile top."""
+    rules = s.rules
+    left = [rules.decks] * 52 + [2 * rules.decks]  # copies per kind; two jokers a deck
+    hand = s.hands[seat]
+    for k in range(KINDS):
+        left[k] -= hand[k]
+    for side in s.melds:
+        for m in side:
+            if m is not None:
+                for k in m.cards:
+                    left[k] -= 1
+    for laid in s.red_threes:
+        for k in laid:
+            left[k] -= 1
+    if s.pile:
+        left[s.pile[-1]] -= 1
+    return [max(n, 0) for n in left]
+
+
+def determinize(s: State, seat: int, rng: random.Random) -> State:
+    """A whole state that ``seat`` cannot tell from ``s``: hidden cards dealt again at random.
+
+    Only :func:`unseen_counts` and public sizes are read, never a hidden card. Red threes
+    are not put in the hands of seats that have had their first turn (they would have been
+    laid), nor under the pile top unless red threes may be discarded; the card that froze the
+    pile is known to be in it.
+    """
+    rules = s.rules
+    pool_counts = unseen_counts(s, seat)
+    frozen = s.pile_frozen_by
+    hidden_pile = max(len(s.pile) - 1, 0)
+    pile_cards: list[int] = []
+    if frozen >= 0 and hidden_pile and pool_counts[frozen] > 0 and not (s.pile and s.pile[-1] == frozen):
+        pool_counts[frozen] -= 1
+        pile_cards.append(frozen)
+    reds: list[int] = []
+    pool: list[int] = []
+    for k, n in enumerate(pool_counts):
+        if n:
+            (reds if IS_RED_THREE[k] and not rules.red_threes_optional else pool).extend([k] * n)
+    rng.shuffle(pool)
+    others = [p for p in range(rules.players) if p != seat]
+    sizes = {p: sum(s.hands[p]) for p in others}
+    stock_n = s.stock_size
+    # red threes go to the stock or to hands that may still hold them
+    holders = [p for p in others if not s.first_turn_done[p]] if s.first_turn_done else []
+    slots = [("stock", -1)] * stock_n + [("hand", p) for p in holders for _ in range(sizes[p])]
+    placed_stock: list[int] = []
+    placed_hand: dict[int, list[int]] = {p: [] for p in others}
+    if reds:
+        picks = rng.sample(range(len(slots)), min(len(reds), len(slots))) if slots else []
+        for k, i in zip(reds, picks, strict=False):
+            where, p = slots[i]
+            (placed_stock if where == "stock" else placed_hand[p]).append(k)
+        pool.extend(reds[len(picks):])  # nowhere plausible: anywhere
+    # fill: other hands, then the pile under its top, then the stock
+    pos = 0
+    hands = list(s.hands)
+    for p in others:
+        need = sizes[p] - len(placed_hand[p])
+        cards = placed_hand[p] + pool[pos:pos + max(need, 0)]
+        pos += max(need, 0)
+        counts = [0] * KINDS
+        for k in cards:
+            counts[k] += 1
+        hands[p] = tuple(counts)
+    need = hidden_pile - len(pile_cards)
+    pile_cards.extend(pool[pos:pos + max(need, 0)])
+    pos += max(need, 0)
+    rng.shuffle(pile_cards)
+    stock = placed_stock + pool[pos:]
+    rng.shuffle(stock)
+    pile = tuple(pile_cards) + ((s.pile[-1],) if s.pile else ())
+    return s._replace(hands=tuple(hands), pile=pile, deck=tuple(stock[:stock_n]), stock_pos=0)
+
+
+def rank_counts(hand: tuple[int, ...]) -> list[int]:
+    """Naturals per rank index (0..12); wilds and threes are counted under their own ranks."""
+    out = [0] * 13
+    for k in range(52):
+        if hand[k] and not IS_WILD[k]:
+            out[RANK_OF[k]] += hand[k]
+    return out
+
+
+def wild_count(hand: tuple[int, ...]) -> int:
+    return sum(hand[k] for k in range(KINDS) if IS_WILD[k])

@@ -1,0 +1,186 @@
+"""``canasta worker``: RQ workers that play bot seats, and the sweeper that keeps games moving.
+
+No fork per job: each process is an RQ ``SimpleWorker`` (a bot run is ~10 ms; a forking
+worker would spend more on the fork than on the run). ``--pool N`` runs N such processes
+under one supervisor, which runs the sweeper and restarts a worker process that dies.
+SIGTERM or Ctrl-C: every worker finishes its current job, then everything exits.
+
+``--burst``: sweep, work until the queue is empty, and repeat until no game awaits a bot
+(waiting out the lease of a worker that was killed); then exit. For tests and batch runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from types import FrameType
+from typing import Any
+
+from rq import SimpleWorker
+from rq.registry import ScheduledJobRegistry
+
+from worker.config import Keys, WorkerConfig
+from worker.jobs import SERIALIZER, queue
+from worker.sweeper import Sweeper, sweep_once
+
+log = logging.getLogger("canasta.worker")
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="canasta worker", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--burst", action="store_true", help="exit when no game awaits a bot")
+    p.add_argument("--pool", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--redis-url", default=None, help=f"default: $REDIS_URL, else {DEFAULT_REDIS_URL}")
+    p.add_argument("--prefix", default=None, help="the API's key prefix (default: $CANASTA_KEY_PREFIX or canasta)")
+    p.add_argument("--queue", default=None, help="RQ queue (default: <prefix>-bots)")
+    p.add_argument("--budget-ms", type=float, default=None, help="expert thinking time per decision")
+    p.add_argument("--no-sweeper", action="store_true", help="do not run the sweeper in this process")
+    p.add_argument("-v", "--verbose", action="store_true", help="log every job")
+    return p
+
+
+def _preload() -> None:
+    """Import and build everything a job needs before the first job (no first-job stall)."""
+    import api.service  # noqa: F401
+    import worker.runner  # noqa: F401
+    from worker import bots
+
+    for name in bots.NAMES:
+        bots.get(name)
+
+
+def _connect(url: str) -> Any:
+    from api.store import connect
+
+    return connect(url)
+
+
+def _make_worker(redis: Any, cfg: WorkerConfig) -> SimpleWorker:
+    return SimpleWorker([queue(redis, cfg)], connection=redis, serializer=SERIALIZER, log_job_description=False)
+
+
+def run_single(url: str, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> int:
+    """One worker process: SimpleWorker in the main thread (RQ's timeouts use SIGALRM)."""
+    redis = _connect(url)
+    if burst:
+        return _burst(redis, cfg, sweeper, level)
+    sweep = Sweeper(_connect(url), cfg) if sweeper else None
+    if sweep:
+        sweep.start()
+    try:
+        _make_worker(redis, cfg).work(with_scheduler=True, logging_level=level)
+    finally:
+        if sweep:
+            sweep.stop()
+            sweep.join(5)
+    return 0
+
+
+def _burst(redis: Any, cfg: WorkerConfig, sweeper: bool, level: str) -> int:
+    """Work and sweep until no game awaits a bot, or nothing moves for longer than a lease."""
+    keys = Keys(cfg.prefix)
+    patience = cfg.lease_ms / 1000.0 + 5.0
+    last_progress = time.monotonic()
+    while True:
+        counts = sweep_once(redis, cfg) if sweeper else None
+        if counts and (counts["enqueued"] or counts["replaced"]):
+            log.warning("sweeper: %s", dict(counts))
+        worked = _make_worker(redis, cfg).work(burst=True, with_scheduler=True, logging_level=level)
+        if not sweeper:
+            return 0
+        if worked or (counts and (counts["enqueued"] or counts["replaced"])):
+            last_progress = time.monotonic()
+        pending = redis.zcard(keys.awaiting()) + len(ScheduledJobRegistry(queue=queue(redis, cfg)))
+        if not pending:
+            return 0
+        if time.monotonic() - last_progress > patience:
+            log.warning("burst: %d game(s) still await a bot; giving up after %.0f s", pending, patience)
+            return 1
+        time.sleep(0.2)
+
+
+def _child(url: str, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> None:
+    sys.exit(run_single(url, cfg, burst, sweeper, level))
+
+
+def run_pool(url: str, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, level: str) -> int:
+    """N worker processes (forked after the heavy imports) and the sweeper in this one."""
+    ctx = multiprocessing.get_context("fork")
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def spawn() -> multiprocessing.process.BaseProcess:
+        # burst children sweep themselves (sweeps are idempotent); others leave it to us
+        p = ctx.Process(target=_child, args=(url, cfg, burst, burst and sweeper, level), daemon=False)
+        p.start()
+        return p
+
+    procs = [spawn() for _ in range(n)]
+    sweep = Sweeper(_connect(url), cfg) if sweeper and not burst else None
+    if sweep:
+        sweep.start()
+    code = 0
+    try:
+        while not stop.is_set():
+            alive = [p for p in procs if p.is_alive()]
+            if burst and not alive:
+                code = max((p.exitcode or 0) for p in procs)
+                break
+            if not burst:
+                for i, p in enumerate(procs):
+                    if not p.is_alive():
+                        log.warning("worker process %s exited with %s; starting another", p.pid, p.exitcode)
+                        procs[i] = spawn()
+            stop.wait(0.5)
+    finally:
+        for p in procs:
+            if p.is_alive() and p.pid:
+                os.kill(p.pid, signal.SIGTERM)  # RQ: warm shutdown, the current job ends first
+        deadline = time.monotonic() + 30
+        for p in procs:
+            p.join(max(0.1, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join(5)
+        if sweep:
+            sweep.stop()
+            sweep.join(5)
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    level = "INFO" if args.verbose else "WARNING"
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    overrides: dict[str, Any] = {}
+    if args.queue:
+        overrides["queue"] = args.queue
+    if args.budget_ms is not None:
+        overrides["budget_ms"] = args.budget_ms
+        os.environ["CANASTA_BOT_BUDGET_MS"] = str(args.budget_ms)  # jobs read their config from it
+    cfg = WorkerConfig.from_env(args.prefix, **overrides)
+    url = args.redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    os.environ.setdefault("CANASTA_KEY_PREFIX", cfg.prefix)  # apply_move's enqueue hook reads it
+    _preload()
+    if args.pool <= 1:
+        return run_single(url, cfg, args.burst, not args.no_sweeper, level)
+    return run_pool(url, cfg, args.pool, args.burst, not args.no_sweeper, level)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""One run of bot turns: load, check, choose, apply through the API's move path, repeat.
+
+Moves go through :func:`api.service.apply_move` with the version just read as the expected
+version: the same compare-and-set as a human's move, so a move is applied at most once
+whoever else (a retry, a second job, the sweeper's replacement) plays the same game. See
+:mod:`worker.jobs` for who is responsible for a game when.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Any
+
+import engine
+from api.config import Settings
+from api.errors import ApiError
+from api.service import Game, apply_move, game_from_record
+from api.store import Store
+from worker import bots
+from worker.config import Keys, WorkerConfig
+from worker.jobs import current_prefix, discard_awaiting, ensure_job, playing
+from worker.lease import Lease
+
+log = logging.getLogger("canasta.worker")
+
+FALLBACK_AFTER = 2  # failed attempts after which a run plays the random bot
+MAX_ILLEGAL = 3  # illegal choices in one run before it gives up (the job then fails and retries)
+
+_settings: dict[str, Settings] = {}
+_stores: dict[tuple[int, str], Store] = {}
+
+
+def settings_for(prefix: str) -> Settings:
+    s = _settings.get(prefix)
+    if s is None:
+        s = _settings[prefix] = Settings.from_env({"key_prefix": prefix})
+    return s
+
+
+def store_for(redis: Any, prefix: str) -> Store:
+    key = (id(redis), prefix)
+    s = _stores.get(key)
+    if s is None or s.redis is not redis:
+        s = _stores[key] = Store(redis, prefix)
+    return s
+
+
+def bot_to_act(game: Game | None) -> str | None:
+    """The bot name of the seat to act, or None when nobody or a human is to act."""
+    if game is None or game.status != "playing" or game.state is None:
+        return None
+    seat = game.state.to_act
+    if seat < 0 or game.state.phase not in ("draw", "play", "answer"):
+        return None
+    return game.meta["seats"][seat].get("bot") or None
+
+
+class BotRun:
+    """Plays one game's bots for one job; holds the game's lease while it plays."""
+
+    def __init__(self, redis: Any, cfg: WorkerConfig, game_id: str, token: str) -> None:
+        self.redis = redis
+        self.cfg = cfg
+        self.game_id = game_id
+        self.store = store_for(redis, cfg.prefix)
+        self.settings = settings_for(cfg.prefix)
+        self.lease = Lease(redis, Keys(cfg.prefix).lease(game_id), token, cfg.lease_ms)
+        self.moves = 0
+        self.illegal = 0
+
+    def load(self) -> Game | None:
+        record = self.store.load(self.game_id)
+        return game_from_record(self.game_id, record) if record is not None else None
+
+    def run(self, version: int, attempt: int = 0, retry: bool = False) -> dict[str, Any]:
+        """Play from ``version``; a ``retry`` (RQ re-running a failed run) plays on from any
+        version, since the failed run may have moved the game on before it failed."""
+        token = current_prefix.set(self.cfg.prefix)
+        game_token = playing.set(self.game_id)
+        try:
+            return self._run(version, attempt, retry)
+        finally:
+            self.lease.release()
+            playing.reset(game_token)
+            current_prefix.reset(token)
+
+    def _run(self, version: int, attempt: int, retry: bool) -> dict[str, Any]:
+        game = self.load()
+        if game is None:
+            discard_awaiting(self.redis, self.cfg.prefix, self.game_id, 1 << 62)
+            return self._result("gone", None)
+        if game.version != version and not retry:
+            return self._result("moved_on", game)  # whoever moved it on is responsible now
+        if bot_to_act(game) is None:
+            discard_awaiting(self.redis, self.cfg.prefix, self.game_id, game.version)
+            return self._result("no_bot", game)
+        if not self.lease.acquire():
+            return self._result("busy", game)  # the holder re-reads after releasing
+        started = time.monotonic()
+        while True:
+            game, handoff = self._play(attempt, started)
+            self.lease.release()
+            if handoff:
+                assert game is not None
+                ensure_job(self.redis, self.cfg, self.game_id, game.version, grace_seconds=0)
+                return self._result("handed_off", game)
+            game = self.load()  # a move that raced with the release is ours to play
+            if bot_to_act(game) is None:
+                if game is not None:
+                    discard_awaiting(self.redis, self.cfg.prefix, self.game_id, game.version)
+                return self._result("done", game)
+            if not self.lease.acquire():
+                return self._result("handed_over", game)
+
+    def _play(self, attempt: int, started: float) -> tuple[Game | None, bool]:
+        """Move while a bot is to act; (last game read, whether the time slice ran out)."""
+        game: Game | None = None
+        renewed = time.monotonic()
+        while True:
+            if game is None:
+                game = self.load()
+            name = bot_to_act(game)
+            if name is None:
+                return game, False
+            assert game is not None and game.state is not None
+            if self.moves and time.monotonic() - started > self.cfg.slice_seconds:
+                return game, True  # let other games' jobs run; a new job goes on
+            seat = game.state.to_act
+            action = self.decide(name if attempt < FALLBACK_AFTER and self.illegal == 0 else "random", game, seat)
+            try:
+                result = apply_move(self.store, self.game_id, seat, action, game.version, settings=self.settings)
+            except ApiError as e:
+                game = None
+                if e.status == 412:
+                    continue  # someone else moved: read again
+                if e.status in (403, 404, 409):
+                    return self.load(), False
+                self.illegal += 1
+                log.error("bot %s chose an illegal move: %s %s", name, action, e)
+                if self.illegal >= MAX_ILLEGAL:
+                    raise
+                continue
+            self.moves += 1
+            game = self._next(game, seat, action, result.version)
+            now = time.monotonic()
+            if now - renewed > self.cfg.lease_ms / 3000.0:
+                renewed = now
+                if not self.lease.renew() and not self.lease.acquire():
+                    return self.load(), False  # another job took the game over
+
+    @staticmethod
+    def _next(game: Game, seat: int, action: dict[str, Any], version: int) -> Game | None:
+        """The game after our accepted move, without reading it back, when that is certain.
+
+        The engine is pure, so the stored state is ``engine.apply`` of the one we read, unless
+        the hand ended (the API dealt a new deck we cannot know) or the version is not the next
+        one. None means: read it. (A wrong guess could only make the next move stale or
+        illegal, and both are checked by the API against what is stored.)
+        """
+        assert game.state is not None
+        if version != game.version + 1:
+            return None
+        after = engine.apply(game.state, seat, action)
+        if after.phase not in ("draw", "play", "answer"):
+            return None
+        return Game(game.id, version, game.meta, after)
+
+    def decide(self, name: str, game: Game, seat: int) -> dict[str, Any]:
+        """The bot's action; its rng is seeded by public facts only (game, version, seat)."""
+        assert game.state is not None
+        rng = random.Random(f"{self.game_id}:{game.version}:{seat}")
+        try:
+            return bots.choose(name, game.state, seat, rng, self.cfg.budget_ms)
+        except Exception:  # noqa: BLE001 - a bot bug must not stall a game: play a legal move
+            log.exception("bot %s failed in game %s v%s; playing random", name, self.game_id, game.version)
+            return bots.choose("random", game.state, seat, rng)
+
+    def _result(self, outcome: str, game: Game | None) -> dict[str, Any]:
+        return {"outcome": outcome, "game": self.game_id, "moves": self.moves,
+                "version": game.version if game is not None else None}

@@ -1,0 +1,175 @@
+"""``canasta tournament``: bot A against bot B, in-process, with a confidence interval.
+
+Seating: A is team 0 in even games and team 1 in odd games; in partnerships A plays every
+seat of its team. Games 2k and 2k+1 are dealt the same decks (the deal rng is seeded by
+the pair), so each deal is played once from each side: a "duplicate" format that removes
+most of the luck of the cards from the comparison. With more than two teams (three players
+alone), B plays every team that is not A's.
+
+A's win rate counts a draw as half a win; the 95% interval is Wilson's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from engine.rules import RuleOptions, RulesError, resolve
+from engine.simulate import play_game
+from worker.bots import NAMES, Budget, policy
+from worker.stats import wilson
+
+
+@dataclass(frozen=True)
+class GameResult:
+    game: int
+    a_team: int
+    totals: tuple[int, ...]
+    winner: int | None
+    moves: int
+    seconds: float
+
+    @property
+    def outcome(self) -> str:
+        if self.winner is None:
+            return "draw"
+        return "a" if self.winner == self.a_team else "b"
+
+    @property
+    def score_diff(self) -> int:
+        """A's total minus the best other team's total."""
+        return self.totals[self.a_team] - max(t for i, t in enumerate(self.totals) if i != self.a_team)
+
+
+@dataclass(frozen=True)
+class Match:
+    rules: RuleOptions
+    a: str
+    b: str
+    seed: int
+    budget: Budget
+
+
+def play_one(match: Match, game: int) -> GameResult:
+    """Game ``game`` of a match; deterministic for a rollout-capped budget."""
+    rules = match.rules
+    a_team = game % 2
+    pols = {}
+    for seat in range(rules.players):
+        name = match.a if rules.team_of(seat) == a_team else match.b
+        pols[seat] = policy(name, random.Random(f"{match.seed}:{game}:{seat}:{name}"), match.budget)
+    started = time.perf_counter()
+    record = play_game(rules, random.Random(f"{match.seed}:deal:{game // 2}"), pols)
+    final = record.final
+    assert final is not None and final.game_result is not None
+    return GameResult(game, a_team, tuple(final.totals), final.game_result["winner"], len(record.moves),
+                      time.perf_counter() - started)
+
+
+def _play_star(args: tuple[Match, int]) -> GameResult:
+    return play_one(*args)
+
+
+def run(match: Match, games: int, jobs: int = 1, progress: Any = None) -> list[GameResult]:
+    """Play ``games`` games, in ``jobs`` processes; results in game order."""
+    from worker import bots
+
+    for name in (match.a, match.b):
+        bots.get(name)  # import every bot before forking: the processes share one version of the code
+    tasks = [(match, g) for g in range(games)]
+    results: list[GameResult] = []
+    if jobs <= 1:
+        for t in tasks:
+            results.append(_play_star(t))
+            if progress:
+                progress(results)
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(jobs) as pool:
+            for r in pool.imap_unordered(_play_star, tasks):
+                results.append(r)
+                if progress:
+                    progress(results)
+    return sorted(results, key=lambda r: r.game)
+
+
+def summary(match: Match, results: list[GameResult]) -> dict[str, Any]:
+    """The ``--json`` object: exactly the documented keys."""
+    n = len(results)
+    a_wins = sum(1 for r in results if r.outcome == "a")
+    b_wins = sum(1 for r in results if r.outcome == "b")
+    draws = n - a_wins - b_wins
+    points = a_wins + 0.5 * draws
+    lo, hi = wilson(points, n)
+    return {
+        "a": match.a,
+        "b": match.b,
+        "games": n,
+        "a_wins": a_wins,
+        "b_wins": b_wins,
+        "draws": draws,
+        "a_win_rate": round(points / n, 4) if n else 0.0,
+        "ci95": [round(lo, 4), round(hi, 4)],
+        "mean_score_diff": round(sum(r.score_diff for r in results) / n, 1) if n else 0.0,
+    }
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="canasta tournament", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rules", required=True, help="preset name (e.g. finnish, finnish-2p)")
+    p.add_argument("--bots", required=True, help="A,B: two of " + ", ".join(NAMES))
+    p.add_argument("--games", type=int, default=100)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
+    p.add_argument("--players", type=int, default=None, help="player count (default: the preset's)")
+    p.add_argument("--target", type=int, default=None, help="override target_score (shorter games)")
+    p.add_argument("--budget-ms", type=float, default=None, help="expert thinking time per decision")
+    p.add_argument("--rollouts", type=int, default=None, help="expert rollout cap per decision")
+    p.add_argument("--json", action="store_true", help="print only the JSON summary")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    names = [b.strip() for b in args.bots.split(",")]
+    if len(names) != 2 or any(n not in NAMES for n in names):
+        print(f"canasta tournament: --bots takes two of {', '.join(NAMES)}, e.g. greedy,random", file=sys.stderr)
+        return 2
+    if args.games < 1:
+        print("canasta tournament: --games must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        overrides = {"target_score": args.target} if args.target else None
+        rules = resolve(args.rules, args.players, overrides)
+    except RulesError as e:
+        print(f"canasta tournament: {e}", file=sys.stderr)
+        return 2
+    from worker.bots import DEFAULT_BUDGET_MS
+
+    budget = Budget(ms=args.budget_ms if args.budget_ms is not None else DEFAULT_BUDGET_MS, rollouts=args.rollouts)
+    match = Match(rules, names[0], names[1], args.seed, budget)
+    started = time.perf_counter()
+    results = run(match, args.games, max(1, args.jobs))
+    s = summary(match, results)
+    if args.json:
+        print(json.dumps(s))
+        return 0
+    elapsed = time.perf_counter() - started
+    lo, hi = s["ci95"]
+    print(f"{s['a']} vs {s['b']}: {rules.preset}, {rules.players} players, target {rules.target_score}, seed {args.seed}")
+    print(f"games {s['games']}  {s['a']} wins {s['a_wins']}  {s['b']} wins {s['b_wins']}  draws {s['draws']}")
+    print(f"{s['a']} win rate {s['a_win_rate']:.1%}  (95% CI {lo:.1%} - {hi:.1%}, Wilson; a draw counts half)")
+    print(f"mean score difference ({s['a']} - {s['b']}): {s['mean_score_diff']:+.1f}")
+    print(f"{elapsed:.1f} s, {sum(r.moves for r in results) / len(results):.0f} moves per game")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
