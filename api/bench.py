@@ -1,40 +1,64 @@
 """``canasta bench api``: the API under load, on loopback only.
 
-Starts gunicorn (and, without REDIS_URL, an embedded Valkey), then drives many concurrent
-games from another process: each game's seats read their views and post moves (a player
-that reads only the legal-action summary). In the same run a thread measures /healthz.
-Prints accepted moves/s, move latency p50/p99, /healthz requests/s and Redis memory per
-active game. Every loop is bounded by time and by count.
+Starts gunicorn (and, without REDIS_URL, an embedded Valkey), then drives it from one other
+process: an asyncio loop over raw HTTP/1.1 keep-alive connections (one per seat, like four
+players), request bytes built once per game. Each game is a 4-seat human game that the
+client plays with all four tokens, choosing every move from the seat view's legal summary
+(``view.legal``: its concrete ``take_pile``, ``melds``, ``go_out`` and ``discards``), never
+running the engine itself; a finished game is replaced by a new one.
+
+Phases, all in the same run and with the same client machinery: /healthz (before), warm-up,
+moves (measured), /healthz (after), then Redis memory of the games still in progress.
+Prints accepted moves/s, move latency p50/p99, /healthz requests/s and the ratio of the two,
+CPU time per accepted move of the server, Redis and the client, and Redis memory per active
+game. Every loop is bounded by time and by count; only 127.0.0.1 is ever contacted.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import multiprocessing
 import os
+import random
 import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from typing import Any
+
+import orjson
 
 from api.embedded import EmbeddedRedis
 from api.serve import gunicorn_command, wait_healthy
 
 HOST = "127.0.0.1"  # loopback only
+REQUEST_TIMEOUT = 30.0
+MAX_MOVES_PER_GAME = 5000  # a game that runs longer is abandoned (never seen in practice)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="canasta bench api", description=__doc__)
-    p.add_argument("--games", type=int, default=16, help="concurrent games (default 16)")
-    p.add_argument("--seconds", type=float, default=10.0, help="duration of the measured run (default 10)")
-    p.add_argument("--max-moves", type=int, default=200_000, help="stop after this many moves (default 200000)")
+    p = argparse.ArgumentParser(prog="canasta bench api", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", type=int, default=200, help="concurrent games (default 200)")
+    p.add_argument("--seconds", type=float, default=20.0, help="measured moves phase (default 20)")
+    p.add_argument("--warmup", type=float, default=5.0, help="moves before measuring (default 5)")
+    p.add_argument("--health-seconds", type=float, default=5.0,
+                   help="each /healthz phase, before and after the moves (default 5)")
+    p.add_argument("--rate", type=float, default=0.0,
+                   help="offered moves/s over all games, paced per game (default 0: as fast as the "
+                        "server answers, i.e. saturation; latency then is mostly queueing)")
+    p.add_argument("--max-moves", type=int, default=1_000_000, help="stop after this many moves")
     p.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
-    p.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker (default 8)")
+    p.add_argument("--threads", type=int, default=16,
+                   help="gunicorn threads per worker (default 16, as canasta serve)")
+    p.add_argument("--rate-limit", action="store_true",
+                   help="keep the rate limiter on (its per-address limit raised so that it counts "
+                        "but never refuses the benchmark's single address)")
     p.add_argument("--redis-url", default=None, help="Redis (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--seed", type=int, default=1, help="the client's choices (default 1)")
     return p
 
 
@@ -45,104 +69,345 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-# -- the driver (runs in another process) ---------------------------------------------------
-def _candidates(view: dict[str, Any]) -> list[dict[str, Any]]:
-    legal, hand = view["legal"], view["hand"]
+# -- a minimal HTTP/1.1 keep-alive client ---------------------------------------------------
+class HttpError(Exception):
+    pass
+
+
+class NotSent(HttpError):
+    """The connection was closed before the request was written: safe to send again."""
+
+
+class _Conn(asyncio.Protocol):
+    """One keep-alive connection; one request at a time. Responses must carry Content-Length
+    (every response of this API does)."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buf = bytearray()
+        self.waiter: asyncio.Future[tuple[int, bytes]] | None = None
+        self.closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(HttpError("connection closed"))
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        if self.waiter is None or self.waiter.done():
+            return
+        end = self.buf.find(b"\r\n\r\n")
+        if end < 0:
+            return
+        head = bytes(self.buf[:end])
+        i = head.lower().find(b"\r\ncontent-length:")
+        if i < 0:
+            self.waiter.set_exception(HttpError("no Content-Length"))
+            return
+        j = head.find(b"\r\n", i + 2)
+        length = int(head[i + 17:j if j > 0 else None])
+        if len(self.buf) < end + 4 + length:
+            return
+        body = bytes(self.buf[end + 4:end + 4 + length])
+        del self.buf[:end + 4 + length]
+        self.waiter.set_result((int(head[9:12]), body))
+
+
+class Client:
+    """Connections to one server; :meth:`request` sends prepared request bytes."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+
+    async def connect(self) -> _Conn:
+        loop = asyncio.get_running_loop()
+        _, proto = await loop.create_connection(_Conn, self.host, self.port)
+        sock = proto.transport.get_extra_info("socket") if proto.transport else None
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return proto
+
+    async def request(self, conn: _Conn, raw: bytes) -> tuple[int, bytes]:
+        if conn.closed or conn.transport is None or conn.transport.is_closing():
+            raise NotSent("connection closed")
+        conn.waiter = asyncio.get_running_loop().create_future()
+        conn.transport.write(raw)
+        try:
+            return await asyncio.wait_for(conn.waiter, REQUEST_TIMEOUT)
+        finally:
+            conn.waiter = None
+
+
+def _get(path: str, token: str | None = None) -> bytes:
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    return f"GET {path} HTTP/1.1\r\nHost: {HOST}\r\n{auth}\r\n".encode()
+
+
+def _post(path: str, body: bytes, token: str | None = None, version: int | None = None) -> bytes:
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    match = f'If-Match: "{version}"\r\n' if version is not None else ""
+    head = (f"POST {path} HTTP/1.1\r\nHost: {HOST}\r\n{auth}{match}"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+    return head.encode() + body
+
+
+CREATE_BODY = orjson.dumps({"preset": "classic", "seats": [{"name": f"bench{i}"} for i in range(4)]})
+DRAW = orjson.dumps({"action": {"type": "draw"}})
+PASS = orjson.dumps({"action": {"type": "pass"}})
+ANSWER_YES = orjson.dumps({"action": {"type": "answer_go_out", "yes": True}})
+_DISCARDS: dict[str, bytes] = {}
+
+
+def choose(view: dict[str, Any], rng: random.Random) -> bytes | None:
+    """The body of a move for the seat to act, from its legal summary alone (None: nothing)."""
+    legal = view["legal"]
     if legal["must_answer_go_out"]:
-        return [{"type": "answer_go_out", "yes": False}]
+        return ANSWER_YES
     if view["phase"] == "draw":
-        out = list(legal["take_pile"])
-        out += [{"type": "draw"}] if legal["may_draw"] else []
-        out += [{"type": "pass"}] if legal["may_pass"] else []
-        return out
-    wilds = [c for c in hand if c == "JK" or c[0] == "2"]
-    out = []
-    for rank in legal["add_ranks"]:
-        naturals = [c for c in hand if c[0] == rank]
-        if naturals or wilds:
-            out.append({"type": "add", "rank": rank, "cards": naturals or wilds[:1]})
-    melds = [[c for c in hand if c[0] == r] for r in legal["meld_ranks"]]
-    melds = [m if len(m) >= 3 else m + wilds[:1] for m in melds]
-    if melds:
-        out.append({"type": "meld", "melds": melds})
-    out += [{"type": "discard", "card": c} for c in legal["discards"]]
+        if legal["take_pile"]:
+            return orjson.dumps({"action": legal["take_pile"][0]})
+        if legal["may_draw"]:
+            return DRAW
+        return PASS if legal["may_pass"] else None
+    if legal["go_out"]:
+        return orjson.dumps({"action": legal["go_out"][0]})
+    if legal["melds"]:
+        return orjson.dumps({"action": legal["melds"][0]})
+    if legal["discards"]:
+        card = rng.choice(legal["discards"])
+        body = _DISCARDS.get(card)
+        if body is None:
+            body = _DISCARDS[card] = orjson.dumps({"action": {"type": "discard", "card": card}})
+        return body
+    return None
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.measuring = False
+        self.stopping = False
+        self.moves = 0  # accepted, in the measured window
+        self.move_ms: list[float] = []
+        self.view_ms: list[float] = []
+        self.views = 0
+        self.creates = 0
+        self.all_moves = 0  # every accepted move (the --max-moves budget)
+        self.rejected = 0
+        self.stuck = 0
+        self.finished = 0
+        self.reconnects = 0  # keep-alive connections the server closed (idle > its keep-alive)
+        self.errors: list[str] = []
+        self.active: dict[int, str] = {}  # player index -> its game in progress
+
+
+async def _player(idx: int, client: Client, stats: Stats, max_moves: int, rng: random.Random,
+                  interval: float = 0.0) -> None:
+    """Plays games one after another until told to stop; with ``interval``, one move per
+    ``interval`` seconds at most (a schedule: a late move is sent at once, not skipped)."""
+    slot = time.monotonic() + rng.random() * interval
+    # connections are opened on first use: gunicorn's gthread worker hands a new connection
+    # to a thread that waits for its first request, so idle new connections hold threads
+    conns: list[_Conn | None] = [None] * 4
+
+    async def request(seat: int, raw: bytes, *, resend: bool) -> tuple[int, bytes]:
+        """Send on the seat's connection, reconnecting when the server closed it; a request
+        that may have reached the server is sent again only if ``resend``."""
+        for attempt in range(3):
+            c = conns[seat]
+            if c is None or c.closed:
+                c = conns[seat] = await client.connect()
+            try:
+                return await client.request(c, raw)
+            except HttpError as e:
+                if c.transport is not None:
+                    c.transport.close()
+                conns[seat] = None
+                stats.reconnects += 1
+                if attempt == 2 or not (resend or isinstance(e, NotSent)):
+                    raise
+        raise AssertionError("unreachable")
+
+    try:
+        while not stats.stopping:
+            status, raw = await request(0, _post("/games", CREATE_BODY), resend=True)
+            if status != 201:
+                raise HttpError(f"create: {status} {raw[:200]!r}")
+            stats.creates += 1
+            game = orjson.loads(raw)
+            gid = game["id"]
+            tokens = {s["seat"]: s["token"] for s in game["seats"]}
+            views = {seat: _get(f"/games/{gid}", tokens[seat]) for seat in tokens}
+            move_path = f"/games/{gid}/moves"
+            stats.active[idx] = gid
+            view: dict[str, Any] | None = None
+            version = game["version"]
+            seat = game["view"]["to_act"]
+            for _ in range(MAX_MOVES_PER_GAME):
+                if stats.stopping or stats.all_moves >= max_moves:
+                    return
+                if view is None or view.get("seat") != seat:
+                    t0 = time.perf_counter()
+                    status, raw = await request(seat, views[seat], resend=True)
+                    if status != 200:
+                        raise HttpError(f"view: {status} {raw[:200]!r}")
+                    if stats.measuring:
+                        stats.view_ms.append((time.perf_counter() - t0) * 1000)
+                        stats.views += 1
+                    body = orjson.loads(raw)
+                    view, version = body["view"], body["version"]
+                move = choose(view, rng)
+                if move is None:
+                    stats.stuck += 1
+                    break
+                if interval:
+                    slot += interval
+                    delay = slot - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                t0 = time.perf_counter()
+                try:
+                    status, raw = await request(seat, _post(move_path, move, tokens[seat], version), resend=False)
+                except HttpError:
+                    view = None  # the move may or may not have been applied: reload
+                    continue
+                ms = (time.perf_counter() - t0) * 1000
+                if status != 200:
+                    stats.rejected += 1
+                    view = None  # reload and choose again
+                    continue
+                stats.all_moves += 1
+                if stats.measuring:
+                    stats.moves += 1
+                    stats.move_ms.append(ms)
+                body = orjson.loads(raw)
+                version, view = body["version"], body["view"]
+                if body["status"] != "playing" or view["to_act"] is None:
+                    stats.finished += 1
+                    break
+                seat = view["to_act"]
+            stats.active.pop(idx, None)
+    except Exception as e:  # noqa: BLE001 - a bench reports errors, it does not crash
+        if not stats.stopping:
+            stats.errors.append(repr(e))
+    finally:
+        for c in conns:
+            if c is not None and c.transport is not None:
+                c.transport.close()
+
+
+async def _health_phase(client: Client, concurrency: int, seconds: float, server_cpu: Any = None) -> dict[str, Any]:
+    """``concurrency`` connections each looping GET /healthz for ``seconds``."""
+    raw = _get("/healthz")
+    cpu0, srv0 = time.process_time(), server_cpu() if server_cpu else None
+    deadline = time.monotonic() + seconds
+    lat: list[float] = []
+    errors: list[str] = []
+
+    async def loop() -> None:
+        conn = await client.connect()
+        try:
+            for _ in range(10_000_000):
+                if time.monotonic() >= deadline:
+                    return
+                t0 = time.perf_counter()
+                status, _ = await client.request(conn, raw)
+                if status != 200:
+                    raise HttpError(f"healthz {status}")
+                lat.append((time.perf_counter() - t0) * 1000)
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+        finally:
+            if conn.transport is not None:
+                conn.transport.close()
+
+    start = time.monotonic()
+    await asyncio.gather(*(loop() for _ in range(concurrency)))
+    elapsed = time.monotonic() - start
+    n = max(1, len(lat))
+    srv = {k: (v - srv0[k]) / n for k, v in server_cpu().items()} if server_cpu else {}
+    return {"rate": len(lat) / elapsed, "p50": _percentile(lat, .5), "p99": _percentile(lat, .99),
+            "errors": errors, "cpu_client": (time.process_time() - cpu0) / n, "cpu_server": srv}
+
+
+async def _drive(port: int, args: dict[str, Any], server_cpu: Any) -> dict[str, Any]:
+    client = Client(HOST, port)
+    out: dict[str, Any] = {}
+    await _health_phase(client, min(args["games"], 32), min(1.0, args["health_seconds"]))  # connections, caches
+    out["health_before"] = await _health_phase(client, args["games"], args["health_seconds"], server_cpu)
+
+    stats = Stats()
+    rngs = [random.Random(args["seed"] * 100_003 + i) for i in range(args["games"])]
+    interval = args["games"] / args["rate"] if args["rate"] > 0 else 0.0
+    players = [asyncio.create_task(_player(i, client, stats, args["max_moves"], rngs[i], interval))
+               for i in range(args["games"])]
+    await asyncio.sleep(args["warmup"])
+    stats.measuring = True
+    cpu0, wall0, srv0 = time.process_time(), time.monotonic(), server_cpu()
+    deadline = wall0 + args["seconds"]
+    while time.monotonic() < deadline and stats.all_moves < args["max_moves"] and len(stats.errors) < 50:
+        await asyncio.sleep(0.05)
+    stats.measuring = False
+    elapsed = time.monotonic() - wall0
+    cpu_client, srv1 = time.process_time() - cpu0, server_cpu()
+    out["active_games"] = list(stats.active.values())
+    stats.stopping = True
+    await asyncio.wait(players, timeout=REQUEST_TIMEOUT + 5)
+
+    out["health_after"] = await _health_phase(client, args["games"], args["health_seconds"], server_cpu)
+    out.update(elapsed=elapsed, moves=stats.moves, move_ms=stats.move_ms, view_ms=stats.view_ms,
+               views=stats.views, creates=stats.creates, rejected=stats.rejected, stuck=stats.stuck,
+               finished=stats.finished, reconnects=stats.reconnects, errors=stats.errors, cpu_client=cpu_client,
+               cpu_server={k: srv1[k] - srv0[k] for k in srv0})
     return out
 
 
-def _play_game(base: str, deadline: float, budget: list[int], stats: dict[str, Any], lock: threading.Lock) -> None:
-    import requests
+def drive(port: int, args: dict[str, Any], server_pids: list[int], redis_url: str, out: Any) -> None:
+    """The load generator's process."""
+    import redis
 
-    http = requests.Session()
+    r = redis.Redis.from_url(redis_url)
+
+    def server_cpu() -> dict[str, float]:
+        info = r.info("cpu")
+        return {"gunicorn": sum(_proc_cpu(p) for p in server_pids),
+                "redis": float(info["used_cpu_user"]) + float(info["used_cpu_sys"])}
+
     try:
-        while time.monotonic() < deadline and budget[0] > 0:
-            r = http.post(base + "/games", json={"preset": "classic", "seats": [{"name": f"b{i}"} for i in range(4)]},
-                          timeout=30)
-            game = r.json()
-            gid, tokens = game["id"], {s["seat"]: s["token"] for s in game["seats"]}
-            with lock:
-                stats["games"].append(gid)
-            status, seat = game["status"], game["view"]["to_act"] if game["view"] else None
-            while status == "playing" and seat is not None and time.monotonic() < deadline and budget[0] > 0:
-                auth = {"Authorization": f"Bearer {tokens[seat]}"}
-                t0 = time.perf_counter()
-                v = http.get(f"{base}/games/{gid}", headers=auth, timeout=30)
-                view_ms = (time.perf_counter() - t0) * 1000
-                for action in _candidates(v.json()["view"]):
-                    t0 = time.perf_counter()
-                    m = http.post(f"{base}/games/{gid}/moves", json={"action": action},
-                                  headers={**auth, "If-Match": v.headers["ETag"]}, timeout=30)
-                    ms = (time.perf_counter() - t0) * 1000
-                    with lock:
-                        if m.status_code == 200:
-                            stats["move_ms"].append(ms)
-                            stats["view_ms"].append(view_ms)
-                            budget[0] -= 1
-                        else:
-                            stats["rejected"] += 1
-                    if m.status_code == 200:
-                        body = m.json()
-                        status, seat = body["status"], body["view"]["to_act"]
-                        break
-                else:
-                    with lock:
-                        stats["stuck"] += 1
-                    break
-    except Exception as e:  # noqa: BLE001 - a bench reports errors, it does not crash
-        with lock:
-            stats["errors"].append(repr(e))
+        out.put(asyncio.run(_drive(port, args, server_cpu)))
+    except Exception as e:  # noqa: BLE001
+        out.put({"fatal": repr(e)})
     finally:
-        http.close()
+        r.close()
 
 
-def _healthz(base: str, deadline: float, stats: dict[str, Any]) -> None:
-    import requests
-
-    http = requests.Session()
-    n = 0
-    while time.monotonic() < deadline and n < 1_000_000:
-        t0 = time.perf_counter()
-        http.get(base + "/healthz", timeout=10)
-        stats["health_ms"].append((time.perf_counter() - t0) * 1000)
-        n += 1
-    http.close()
+def _proc_cpu(pid: int) -> float:
+    """user + system CPU seconds of a process (Linux /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            parts = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def drive(base: str, games: int, seconds: float, max_moves: int, out: Any) -> None:
-    """The load generator: ``games`` threads each playing games, plus a /healthz thread."""
-    stats: dict[str, Any] = {"move_ms": [], "view_ms": [], "health_ms": [], "rejected": 0, "stuck": 0,
-                             "errors": [], "games": []}
-    lock = threading.Lock()
-    budget = [max_moves]
-    start = time.monotonic()
-    deadline = start + seconds
-    threads = [threading.Thread(target=_play_game, args=(base, deadline, budget, stats, lock)) for _ in range(games)]
-    threads.append(threading.Thread(target=_healthz, args=(base, deadline, stats)))
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(seconds + 60)
-    stats["elapsed"] = time.monotonic() - start
-    out.put(stats)
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _loadavg() -> str:
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "n/a"
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -162,21 +427,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         with socket.socket() as s:
             s.bind((HOST, 0))
             port = s.getsockname()[1]
-        env = {**os.environ, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix, "CANASTA_RATE_LIMIT": "0"}
+        env = {**os.environ, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix,
+               "CANASTA_RATE_LIMIT": "1" if args.rate_limit else "0"}
+        if args.rate_limit:  # every request of the bench comes from one address
+            env["CANASTA_RATE_LIMIT_PER_ADDRESS"] = "1000000000"
         server = subprocess.Popen(gunicorn_command(HOST, port, args.workers, args.threads), env=env)
-        base = f"http://{HOST}:{port}"
-        if not wait_healthy(base, server, timeout=30):
+        if not wait_healthy(f"http://{HOST}:{port}", server, timeout=30):
             raise RuntimeError("the API did not start")
+        workers = _children(server.pid)
         ctx = multiprocessing.get_context("spawn")
         queue = ctx.Queue()
-        proc = ctx.Process(target=drive, args=(base, args.games, args.seconds, args.max_moves, queue))
+        params = {k: getattr(args, k) for k in ("games", "seconds", "warmup", "health_seconds", "max_moves",
+                                                "seed", "rate")}
+        load_before = _loadavg()
+        proc = ctx.Process(target=drive, args=(port, params, [server.pid, *workers], url, queue))
         proc.start()
-        stats = queue.get(timeout=args.seconds + 120)
+        stats = queue.get(timeout=args.seconds + args.warmup + 2 * args.health_seconds + 180)
         proc.join(30)
+        if "fatal" in stats:
+            raise RuntimeError(f"the load generator failed: {stats['fatal']}")
+        stats["loadavg"] = (load_before, _loadavg())
         store = Store(redis.Redis.from_url(url), prefix)
-        sizes = [store.memory_of_game(g) for g in stats["games"][-args.games:]]
+        games = stats["active_games"]
+        sizes = [store.memory_of_game(g) for g in games]
         stats["memory_per_game"] = statistics.mean(sizes) if sizes else 0
-        stats["events_per_game"] = statistics.mean(store.event_count(g) for g in stats["games"][-args.games:]) if sizes else 0
+        stats["events_per_game"] = statistics.mean(store.event_count(g) for g in games) if games else 0
+        stats["redis_version"] = store.redis.info("server").get("redis_version", "?")
+        stats["redis_url"] = "embedded Valkey" if embedded is not None else url
         store.delete_all()
         store.redis.close()
         return stats
@@ -194,22 +471,46 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
     elapsed = stats["elapsed"]
-    moves = len(stats["move_ms"])
+    moves = stats["moves"]
+    rate = moves / elapsed if elapsed else 0.0
+    hb, ha = stats["health_before"], stats["health_after"]
+    health = (hb["rate"] + ha["rate"]) / 2
+
+    def per_move(seconds: float) -> str:
+        return f"{seconds * 1000 / moves:.2f}" if moves else "n/a"
+
+    def health_cpu(kind: str) -> float:
+        return (hb["cpu_server"].get(kind, 0.0) + ha["cpu_server"].get(kind, 0.0)) * 500
+
+    cpu = stats["cpu_server"]
     rows = [
-        ("concurrent games", f"{args.games}"),
-        ("gunicorn", f"{args.workers} workers x {args.threads} threads (gthread)"),
-        ("run", f"{elapsed:.1f} s"),
-        ("accepted moves/s", f"{moves / elapsed:.0f}  ({moves} moves, {stats['rejected']} rejected tries)"),
+        ("concurrent games", f"{args.games} (4 human seats each, one keep-alive connection per seat)"),
+        ("gunicorn", f"{args.workers} workers x {args.threads} threads (gthread), rate limiter "
+                     f"{'ON' if args.rate_limit else 'off'}"),
+        ("redis", f"{stats['redis_url']} ({stats['redis_version']})"),
+        ("run", f"{elapsed:.1f} s measured after {args.warmup:.0f} s warm-up; load average "
+                f"{stats['loadavg'][0]} -> {stats['loadavg'][1]}"),
+        ("accepted moves/s", f"{rate:.0f}  ({moves} moves, {stats['rejected']} rejected tries; offered: "
+                             f"{f'{args.rate:.0f}/s paced' if args.rate else 'as fast as answered'})"),
         ("move latency p50 / p99", f"{_percentile(stats['move_ms'], .5):.1f} / {_percentile(stats['move_ms'], .99):.1f} ms"),
-        ("view latency p50 / p99", f"{_percentile(stats['view_ms'], .5):.1f} / {_percentile(stats['view_ms'], .99):.1f} ms"),
-        ("/healthz requests/s", f"{len(stats['health_ms']) / elapsed:.0f}  (p50 {_percentile(stats['health_ms'], .5):.1f} ms, "
-                                f"p99 {_percentile(stats['health_ms'], .99):.1f} ms, same run)"),
+        ("view reads/s, p50 / p99", f"{stats['views'] / elapsed:.0f}, {_percentile(stats['view_ms'], .5):.1f} / "
+                                    f"{_percentile(stats['view_ms'], .99):.1f} ms"),
+        ("/healthz requests/s", f"{health:.0f}  (before {hb['rate']:.0f}, p99 {hb['p99']:.1f} ms; after "
+                                f"{ha['rate']:.0f}, p99 {ha['p99']:.1f} ms; {args.games} connections, same run)"),
+        ("moves/s : /healthz req/s", f"{rate / health:.3f}" if health else "n/a"),
+        ("CPU ms per accepted move", f"gunicorn {per_move(cpu['gunicorn'])}, redis {per_move(cpu['redis'])}, "
+                                     f"client {per_move(stats['cpu_client'])}"),
+        ("CPU ms per /healthz", f"gunicorn {health_cpu('gunicorn'):.3f}, redis {health_cpu('redis'):.3f}, "
+                                f"client {(hb['cpu_client'] + ha['cpu_client']) * 500:.3f}"),
         ("Redis memory per active game", f"{stats['memory_per_game'] / 1024:.1f} KiB "
-                                         f"(state + events + log; {stats['events_per_game']:.0f} events/game)"),
-        ("games started", f"{len(stats['games'])}"),
+                                         f"(state + events + log, {len(stats['active_games'])} games in progress, "
+                                         f"{stats['events_per_game']:.0f} events/game)"),
+        ("games", f"{stats['creates']} started, {stats['finished']} finished; "
+                  f"{stats['reconnects']} connections reopened after the server's keep-alive closed them"),
     ]
-    if stats["errors"] or stats["stuck"]:
-        rows.append(("errors", f"{len(stats['errors'])} errors, {stats['stuck']} stuck: {stats['errors'][:3]}"))
+    if stats["errors"] or stats["stuck"] or hb["errors"] or ha["errors"]:
+        errs = stats["errors"] + hb["errors"] + ha["errors"]
+        rows.append(("errors", f"{len(errs)} errors, {stats['stuck']} stuck: {errs[:3]}"))
     width = max(len(r[0]) for r in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
@@ -218,7 +519,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     stats = run(args)
     print(report(stats, args), flush=True)
-    return 1 if stats["errors"] else 0
+    errors = stats["errors"] + stats["health_before"]["errors"] + stats["health_after"]["errors"]
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ def json_body(schema: Schema) -> dict[str, Any]:
     mimetype = request.mimetype or ""
     if mimetype != JSON and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
         raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
-    raw = request.get_data(cache=False)
+    raw = request.get_data(cache=True)  # a move may be tried twice (routes.games.post_move)
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:

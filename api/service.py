@@ -9,13 +9,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 import engine
-from api import gamelog
+from api import eventcodec, gamelog
 from api.config import Settings
 from api.errors import ApiError
 from api.store import Record, Store
@@ -48,9 +50,59 @@ class Game:
         return bool(self.meta["seats"][seat].get("bot"))
 
 
+class GameCache:
+    """Parsed games of this process by (game id, version), most recent first.
+
+    Every write of a game goes through ``commit.lua``, which bumps the version with the
+    state and meta in one step, so a (game, version) pair names one state and one meta for
+    good. Engine states are immutable and shared; meta is kept as JSON bytes and parsed for
+    each use, so no caller ever shares a mutable dict.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, int], tuple[bytes, engine.State | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, game_id: str, version: int) -> tuple[bytes, engine.State | None] | None:
+        with self._lock:
+            return self._items.get((game_id, version))
+
+    def put(self, game_id: str, version: int, meta: bytes, state: engine.State | None) -> None:
+        with self._lock:
+            self._items[(game_id, version)] = (meta, state)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+CACHE = GameCache()
+
+
 def game_from_record(game_id: str, record: Record) -> Game:
+    hit = CACHE.get(game_id, record.version)
+    if hit is not None and (hit[1] is None) == (not record.state):
+        return Game(game_id, record.version, record.meta, hit[1])
     state = engine.State.from_json(orjson.loads(record.state)) if record.state else None
+    CACHE.put(game_id, record.version, orjson.dumps(record.meta), state)
     return Game(game_id, record.version, record.meta, state)
+
+
+def cached_game(game_id: str, version: int) -> Game | None:
+    """The game at ``version`` if this process has seen it (it may no longer be current:
+    a compare-and-set against ``version`` tells)."""
+    hit = CACHE.get(game_id, version)
+    if hit is None:
+        return None
+    return Game(game_id, version, orjson.loads(hit[0]), hit[1])
+
+
+def _remember(game_id: str, version: int, meta: dict[str, Any], state: engine.State | None) -> None:
+    """What was just committed, for the next request on this game."""
+    CACHE.put(game_id, version, orjson.dumps(meta), state)
 
 
 def load_game(store: Store, game_id: str) -> Game:
@@ -127,17 +179,19 @@ def _envelope(kind: str, meta: dict[str, Any], state: engine.State | None) -> di
 
 
 def _event_fields(envelope: dict[str, Any], per_viewer: dict[int | None, dict[str, Any]]) -> dict[str, bytes]:
-    """Stream fields: the envelope, the spectator's data ``p`` and each seat's ``s<n>``
-    where it differs from ``p``. Readers take ``s<seat>`` or else ``p``."""
-    public = orjson.dumps(per_viewer[None])
-    fields = {"e": orjson.dumps(envelope), "p": public}
+    """Stream fields: the envelope ``e`` (plain JSON) and ``z``: the spectator's data and
+    each seat's where it differs, compacted (:mod:`api.eventcodec`). Readers take their
+    seat's data or else the spectator's."""
+    shared = per_viewer[None]
+    public = orjson.dumps(shared)
+    seats: dict[int, bytes] = {}
     for viewer, data in per_viewer.items():
-        if viewer is None:
+        if viewer is None or data is shared:  # the same object: the same data
             continue
         blob = orjson.dumps(data)
         if blob != public:
-            fields[f"s{viewer}"] = blob
-    return fields
+            seats[viewer] = blob
+    return {"e": orjson.dumps(envelope), eventcodec.FIELD: eventcodec.encode(public, seats)}
 
 
 def _viewers(players: int) -> list[int | None]:
@@ -151,9 +205,13 @@ def _deal_part(state: engine.State, viewer: int | None) -> dict[str, Any]:
 
 def render_event(event_id: str, fields: dict[str, bytes], seat: int | None) -> dict[str, Any]:
     """One stream entry as ``seat`` (or a spectator) may read it."""
-    data = fields.get(f"s{seat}") if seat is not None else None
-    if data is None:
-        data = fields["p"]
+    packed = fields.get(eventcodec.FIELD)
+    if packed is not None:
+        data = eventcodec.data_for(packed, seat)
+    else:  # written before api.eventcodec: plain ``p`` and ``s<n>``
+        data = fields.get(f"s{seat}") if seat is not None else None
+        if data is None:
+            data = fields["p"]
     body = {"id": event_id, "version": int(fields["v"])}
     body.update(orjson.loads(fields["e"]))
     body["data"] = orjson.loads(data)
@@ -244,6 +302,7 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any]) -> tuple
             break
     else:  # pragma: no cover - 72-bit ids do not collide
         raise ApiError(503, "unavailable", "Could not allocate a game id; try again.")
+    _remember(game_id, result.version, meta, state)
     notify_bot(store, game_id, state, meta, result.version)
     game = Game(game_id, result.version, meta, state)
     response = game_view(game, None, with_rules=True)
@@ -287,6 +346,7 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
                               event=_event_fields(_envelope("joined", meta, state), per_viewer),
                               log_lines=lines, ttl=_ttl(settings, meta))
         if result.outcome == "ok":
+            _remember(game_id, result.version, meta, state)
             notify_bot(store, game_id, state, meta, result.version)
             return {"id": game_id, "seat": seat, "team": current["team"], "name": name, "token": token,
                     "status": meta["status"], "version": result.version}
@@ -319,6 +379,7 @@ def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: s
                               event=_event_fields(_envelope("bot", meta, state), per_viewer),
                               log_lines=lines, ttl=_ttl(settings, meta))
         if result.outcome == "ok":
+            _remember(game_id, result.version, meta, state)
             notify_bot(store, game_id, state, meta, result.version)
             updated = Game(game_id, result.version, meta, state)
             return game_view(updated, caller), result.version
@@ -420,11 +481,16 @@ def apply_move(
         return MoveResult(body, game.version, dry_run=True)
 
     per_viewer: dict[int | None, dict[str, Any]] = {}
-    for viewer in _viewers(before.rules.players):
-        data: dict[str, Any] = {"move": engine.describe_move(before, after_move, seat, action, viewer)}
-        if final is not after_move:
-            data["deal"] = _deal_part(final, viewer)
-        per_viewer[viewer] = data
+    if final is after_move:
+        # describe_move differs by viewer only for the seat that moved (the cards it drew)
+        shared = {"move": engine.describe_move(before, after_move, seat, action, None)}
+        for viewer in _viewers(before.rules.players):
+            per_viewer[viewer] = shared
+        per_viewer[seat] = {"move": engine.describe_move(before, after_move, seat, action, seat)}
+    else:
+        for viewer in _viewers(before.rules.players):
+            per_viewer[viewer] = {"move": engine.describe_move(before, after_move, seat, action, viewer),
+                                  "deal": _deal_part(final, viewer)}
     idem = None
     if idempotency_key is not None:
         record = orjson.dumps({"fingerprint": fingerprint, "version": new_version, "body": body})
@@ -442,6 +508,7 @@ def apply_move(
         raise ApiError(412, "stale_version",
                        f"The game is at version {result.version}, not {game.version}; reload it.",
                        version=result.version)
+    _remember(game_id, result.version, meta, final)
     notify_bot(store, game_id, final, meta, result.version)
     return MoveResult(body, result.version)
 

@@ -20,6 +20,20 @@ def _lua(name: str) -> str:
     return importlib.resources.files("api").joinpath(name).read_text("utf-8")
 
 
+def pack(args: tuple[Any, ...]) -> bytes:
+    """One command in RESP (str as UTF-8, int as decimal, bytes as they are)."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        elif isinstance(a, int):
+            a = b"%d" % a
+        out.append(b"$%d\r\n" % len(a))
+        out.append(a)
+        out.append(b"\r\n")
+    return b"".join(out)
+
+
 def connect(url: str, max_block_seconds: float = 30.0) -> redis.Redis:
     """A client for one process (bytes replies: RQ shares it). Its socket timeout outlasts
     the longest blocking read (XREAD BLOCK) the API makes."""
@@ -62,9 +76,37 @@ class Store:
         self._commit = client.register_script(_lua("commit.lua"))
         self._rate = client.register_script(_lua("ratelimit.lua"))
 
+    # -- the hot path --------------------------------------------------------------------
+    def execute(self, *args: Any) -> Any:
+        """One command on a connection of the client's pool, with the client's retry (a
+        failed try disconnects, the next one reconnects) and its exceptions, but without the
+        per-command layers of ``Redis.execute_command`` (argument checks, observability
+        hooks, response callbacks): those cost more CPU than the command itself. The reply
+        is the parser's raw reply (bytes, lists, None)."""
+        packed = [pack(args)]
+        pool = self.redis.connection_pool
+        conn = pool.get_connection()
+        try:
+            return conn.retry.call_with_retry(lambda: _send_read(conn, packed), lambda _error: conn.disconnect())
+        finally:
+            try:
+                if conn.should_reconnect():
+                    conn.disconnect()
+                    conn.connect()
+            finally:
+                pool.release(conn)
+
+    def _script(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        """EVALSHA, loading the script when the server has lost it (as redis-py's Script)."""
+        try:
+            return self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
+        except redis.exceptions.NoScriptError:
+            script.sha = self.redis.script_load(script.script)
+            return self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
+
     # -- reads ---------------------------------------------------------------------------
     def load(self, game_id: str) -> Record | None:
-        version, meta, state = self.redis.hmget(self.keys.state(game_id), "version", "meta", "state")
+        version, meta, state = self.execute("HMGET", self.keys.state(game_id), "version", "meta", "state")
         if version is None or meta is None:
             return None
         return Record(int(version), orjson.loads(meta), state)
@@ -148,7 +190,7 @@ class Store:
         for name, value in event.items():
             args += [name, value]
         args += log_lines
-        reply = self._commit(keys=keys, args=args)
+        reply = self._script(self._commit, keys, args)
         outcome = _s(reply[0])
         if outcome == "ok":
             return Commit("ok", int(reply[1]), _s(reply[2]))
@@ -161,11 +203,8 @@ class Store:
         """Count one request on each (kind, ident, limit); the ms to wait if any is over."""
         if not counters:
             return 0
-        with self.redis.pipeline(transaction=False) as pipe:
-            for kind, ident, limit in counters:
-                self._rate(keys=[self.keys.rate(kind, ident, window_s)], args=[limit, window_s * 1000], client=pipe)
-            replies = pipe.execute()
-        return max(int(r) for r in replies)
+        keys = [self.keys.rate(kind, ident, window_s) for kind, ident, _ in counters]
+        return int(self._script(self._rate, keys, [window_s * 1000, *(limit for _, _, limit in counters)]))
 
     # -- maintenance (tests, benchmarks) ------------------------------------------------
     def delete_all(self) -> int:
@@ -187,6 +226,11 @@ class Store:
         for key in (k.state(game_id), k.events(game_id), k.log(game_id)):
             total += int(self.redis.memory_usage(key, samples=0) or 0)
         return total
+
+
+def _send_read(conn: Any, packed: list[bytes]) -> Any:
+    conn.send_packed_command(packed)
+    return conn.read_response()
 
 
 def _s(value: bytes | str) -> str:

@@ -7,10 +7,14 @@ import pytest
 from api import bench
 
 
-def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("extra", [[], ["--rate", "40"]], ids=["saturating", "paced"])
+def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                             extra: list[str]) -> None:
     monkeypatch.setenv("REDIS_URL", redis_url)
-    assert bench.main(["--seconds", "1.5", "--games", "2", "--workers", "1", "--threads", "4"]) == 0
+    assert bench.main(["--seconds", "1.5", "--games", "2", "--workers", "1", "--threads", "4",
+                       "--warmup", "0.5", "--health-seconds", "0.5", *extra]) == 0
     out = capsys.readouterr().out
     assert "accepted moves/s" in out and "/healthz requests/s" in out and "Redis memory per active game" in out
+    assert "moves/s : /healthz req/s" in out and "CPU ms per accepted move" in out
     moves = int(out.split("accepted moves/s")[1].split("(")[1].split(" moves")[0])
     assert moves > 0

@@ -1,0 +1,141 @@
+"""The speed-ups of the move path answer exactly as the plain path: the per-process game
+cache (and the move that skips the read when its If-Match version is cached), the compact
+event data, the one-call rate limiter and the lean Redis commands."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from api_helpers import Table, four_humans
+from flask.testing import FlaskClient
+
+from api import eventcodec, service
+from api.store import Store, pack
+
+
+def _draw_phase_seat(t: Table) -> tuple[int, str]:
+    view, etag = t.view(None)
+    return view["view"]["to_act"], etag
+
+
+def test_a_stale_cached_version_is_answered_from_a_fresh_read(client: FlaskClient, store: Store) -> None:
+    t = Table(client, four_humans(seed=11))
+    seat, _ = _draw_phase_seat(t)
+    view, etag = t.view(seat)  # this process caches the game at this version
+    version = int(etag.strip('"'))
+    assert service.CACHE.get(t.id, version) is not None
+    # another process moves (here: the service directly, as the bot worker does)
+    service.apply_move(store, t.id, seat, {"type": "draw"}, version)
+    # the mover's If-Match names the cached, now stale version: 412 with the current one
+    r = t.move(seat, {"type": "draw"}, etag)
+    assert r.status_code == 412, r.get_json()
+    assert r.get_json()["code"] == "stale_version" and r.get_json()["version"] == version + 1
+    # the same answer without the cache
+    service.CACHE.clear()
+    r2 = t.move(seat, {"type": "draw"}, etag)
+    assert (r2.status_code, r2.get_json()) == (r.status_code, r.get_json())
+
+
+def test_errors_on_the_cached_path_equal_the_plain_path(client: FlaskClient) -> None:
+    t = Table(client, four_humans(seed=12))
+    seat, _ = _draw_phase_seat(t)
+    _, etag = t.view(seat)
+    other = (seat + 1) % 4
+    tries = [
+        (other, {"type": "draw"}, {}),  # not this seat's turn
+        (seat, {"type": "discard", "card": "AS"}, {}),  # not in the draw phase
+        (seat, {"type": "nonsense"}, {}),  # schema
+    ]
+    answers = []
+    for cached in (True, False):
+        if not cached:
+            service.CACHE.clear()
+        got = []
+        for who, action, extra in tries:
+            r = t.move(who, action, etag, **extra)
+            got.append((r.status_code, r.get_json()))
+        answers.append(got)
+    assert answers[0] == answers[1]
+    assert [a[0] for a in answers[0]] == [403, 422, 422]
+
+
+def test_an_idempotent_retry_on_the_cached_path_replays(client: FlaskClient) -> None:
+    t = Table(client, four_humans(seed=13))
+    seat, _ = _draw_phase_seat(t)
+    _, etag = t.view(seat)
+    first = t.move(seat, {"type": "draw"}, etag, **{"Idempotency-Key": "k-1"})
+    again = t.move(seat, {"type": "draw"}, etag, **{"Idempotency-Key": "k-1"})
+    assert first.status_code == again.status_code == 200
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert again.get_json() == first.get_json()
+
+
+def test_the_cache_holds_immutable_states_and_is_bounded() -> None:
+    cache = service.GameCache(size=3)
+    for v in range(1, 6):
+        cache.put("g", v, b'{"status":"playing"}', None)
+    assert cache.get("g", 1) is None and cache.get("g", 2) is None
+    assert cache.get("g", 5) == (b'{"status":"playing"}', None)
+    service.CACHE.put("gcachetest01", 3, orjson.dumps({"status": "waiting", "seats": []}), None)
+    a, b = service.cached_game("gcachetest01", 3), service.cached_game("gcachetest01", 3)
+    assert a is not None and b is not None and a.meta == b.meta and a.meta is not b.meta  # fresh dicts
+
+
+def test_event_data_codec_round_trip() -> None:
+    public = orjson.dumps({"move": {"seat": 2, "action": {"type": "draw"}, "move": 7, "drew": 1}})
+    mine = orjson.dumps({"move": {"seat": 2, "action": {"type": "draw"}, "move": 7, "drew": 1, "cards": ["9S"]}})
+    blob = eventcodec.encode(public, {2: mine})
+    assert len(blob) < len(public)
+    assert eventcodec.decode(blob) == (public, {2: mine})
+    assert eventcodec.data_for(blob, 2) == mine
+    assert eventcodec.data_for(blob, 1) == eventcodec.data_for(blob, None) == public
+    assert eventcodec.decode(eventcodec.encode(b"{}", {})) == (b"{}", {})
+
+
+@pytest.mark.parametrize("seat", [None, 0, 1, 3])
+def test_old_and_new_event_entries_render_alike(seat: int | None) -> None:
+    envelope = {"type": "move", "status": "playing", "phase": "play", "hand_no": 1, "moves": 7, "turn": 1,
+                "to_act": 1}
+    shared = {"move": {"seat": 1, "action": {"type": "draw"}, "move": 7, "drew": 1}}
+    per_viewer = {None: shared, 0: shared, 1: {"move": {**shared["move"], "cards": ["KH"]}}, 2: shared, 3: shared}
+    new = {**service._event_fields(envelope, per_viewer), "v": b"8"}
+    assert set(new) == {"v", "e", "z"}
+    old = {"v": b"8", "e": orjson.dumps(envelope), "p": orjson.dumps(shared),
+           "s1": orjson.dumps(per_viewer[1])}
+    assert service.render_event("1-0", new, seat) == service.render_event("1-0", old, seat)
+
+
+def test_stream_entries_hold_the_compact_data(client: FlaskClient, store: Store) -> None:
+    t = Table(client, four_humans(seed=14))
+    seat, etag = _draw_phase_seat(t)
+    assert t.move(seat, {"type": "draw"}, etag).status_code == 200
+    last = store.events_after(t.id, "0-0")[-1]
+    assert set(last.fields) == {"v", "e", "z"}
+    assert orjson.loads(last.fields["e"])["type"] == "move"  # plain: other readers parse it
+    mine = service.render_event(last.id, last.fields, seat)["data"]["move"]
+    theirs = service.render_event(last.id, last.fields, (seat + 1) % 4)["data"]["move"]
+    assert len(mine["cards"]) == mine["drew"] and "cards" not in theirs
+
+
+def test_rate_limit_counts_every_key_in_one_call(store: Store) -> None:
+    counters = [("addr", "fast-paths-test", 2), ("tok", "fast-paths-test", 1)]
+    try:
+        assert store.rate_limit(counters, 10) == 0  # 1st request: within both limits
+        wait = store.rate_limit(counters, 10)  # 2nd: over the token's limit
+        assert 0 < wait <= 10_000
+        assert int(store.redis.get(store.keys.rate("addr", "fast-paths-test", 10))) == 2
+        assert int(store.redis.get(store.keys.rate("tok", "fast-paths-test", 10))) == 2
+    finally:
+        store.redis.delete(*(store.keys.rate(k, i, 10) for k, i, _ in counters))
+
+
+def test_lean_commands_pack_and_reload_a_lost_script(store: Store) -> None:
+    assert pack(("SET", "k", b"\x00v", 7)) == b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\n\x00v\r\n$1\r\n7\r\n"
+    assert store.execute("HMGET", store.keys.state("nosuchgame01"), "version") == [None]
+    real = store._rate.sha
+    store._rate.sha = "0" * 40  # as after a server restart: EVALSHA answers NOSCRIPT
+    try:
+        assert store.rate_limit([("addr", "fast-paths-noscript", 5)], 10) == 0
+        assert store._rate.sha == real
+    finally:
+        store.redis.delete(store.keys.rate("addr", "fast-paths-noscript", 10))
