@@ -1,7 +1,7 @@
 """Real Redis for tests (no fakes): ``$REDIS_URL`` if set, else one embedded Valkey per
 test process. Import the fixtures into a conftest::
 
-    from conftest_redis import key_prefix, redis_client, redis_url  # noqa: F401
+    from tests.conftest_redis import key_prefix, redis_client, redis_url  # noqa: F401
 
 Each session gets its own key prefix, and every key under it is deleted at the end.
 """

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import schemathesis
 from api_helpers import Table
-from conftest_redis import redis_url_for_tests
 from hypothesis import strategies as st
 
 from api import create_app
 from api.keys import GAME_ID_RE
 from api.store import Store
+from tests.conftest_redis import redis_url_for_tests
 
 MAX_EXAMPLES = int(os.environ.get("CANASTA_ST_EXAMPLES", "40"))
 PREFIX = f"test-st-{uuid.uuid4().hex[:10]}"

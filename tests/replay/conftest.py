@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,17 +24,4 @@ def sample_logs(fast_corpus: dict[str, list[list[dict[str, Any]]]]) -> list[list
     return [games[g] for games in fast_corpus.values() for g in range(2)] + [games[2] for games in list(fast_corpus.values())[:4]]
 
 
-def _load_conftest_redis() -> None:
-    """tests/conftest_redis.py (a real Redis: $REDIS_URL or an embedded Valkey), loaded by
-    path as tests/api/conftest.py does: tests/ is not a package."""
-    if "conftest_redis" not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "conftest_redis.py"
-        spec = importlib.util.spec_from_file_location("conftest_redis", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["conftest_redis"] = module
-        spec.loader.exec_module(module)
-
-
-_load_conftest_redis()
-from conftest_redis import key_prefix, redis_client, redis_url  # noqa: E402, F401
+from tests.conftest_redis import key_prefix, redis_client, redis_url  # noqa: E402, F401

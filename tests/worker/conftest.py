@@ -4,20 +4,15 @@ helpers to run workers and read a game's events."""
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from conftest_redis import delete_prefix, redis_url  # noqa: E402, F401
-
 from api import Settings, create_app, service  # noqa: E402
 from api.store import Store, connect  # noqa: E402
+from tests.conftest_redis import delete_prefix, redis_url  # noqa: E402, F401
 from worker.config import WorkerConfig  # noqa: E402
 
 LEASE_MS = 1000  # short, so that the killed-worker test waits ~1 s for the lease to expire

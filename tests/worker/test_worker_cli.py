@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from conftest import LEASE_MS, event_versions, new_game
 
 from api import service
 from api.config import Settings
 from api.store import Store
+from tests.worker.conftest import LEASE_MS, event_versions, new_game
 from worker.config import Keys
 
 ROOT = Path(__file__).resolve().parents[2]
