@@ -207,7 +207,8 @@ class Stats:
 async def _player(idx: int, client: Client, stats: Stats, max_moves: int, rng: random.Random,
                   interval: float = 0.0) -> None:
     """Plays games one after another until told to stop; with ``interval``, one move per
-    ``interval`` seconds at most (a schedule: a late move is sent at once, not skipped)."""
+    ``interval`` seconds at most (a late move is sent at once and the schedule moves on from
+    it: no catching up in bursts, so the offered rate never exceeds the one asked for)."""
     slot = time.monotonic() + rng.random() * interval
     # connections are opened on first use: gunicorn's gthread worker hands a new connection
     # to a thread that waits for its first request, so idle new connections hold threads
@@ -264,7 +265,7 @@ async def _player(idx: int, client: Client, stats: Stats, max_moves: int, rng: r
                     stats.stuck += 1
                     break
                 if interval:
-                    slot += interval
+                    slot = max(slot + interval, time.monotonic())
                     delay = slot - time.monotonic()
                     if delay > 0:
                         await asyncio.sleep(delay)

@@ -55,6 +55,8 @@ def _rate_limit() -> Response | None:
 
 
 def _unknown_query() -> Response | None:
+    if not request.query_string:  # no parameters: none unknown (and no parsing)
+        return None
     if request.method == "OPTIONS" or request.endpoint is None or request.endpoint in _EXEMPT:
         return None
     unknown = sorted(set(request.args) - QUERY_PARAMS.get(request.endpoint, frozenset()))
@@ -85,6 +87,8 @@ def register(app: Flask) -> None:
     @app.after_request
     def _cors(resp: Response) -> Response:
         allowed = ctx().settings.cors_origins
+        if not allowed:  # no origin is allowed: nothing to add
+            return resp
         origin = request.headers.get("Origin")
         if _origin_allowed(origin, allowed):
             resp.headers["Access-Control-Allow-Origin"] = "*" if "*" in allowed else origin  # type: ignore[assignment]
