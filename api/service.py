@@ -259,7 +259,7 @@ def notify_bot(store: Store, game_id: str, state: engine.State | None, meta: dic
     except ImportError:
         return
     try:
-        enqueue_bot_turn(store.redis, game_id, version)
+        enqueue_bot_turn(store.redis, game_id, version, prefix=store.keys.prefix)
     except Exception:  # noqa: BLE001 - a failed enqueue must not fail the accepted move
         log.exception("enqueue_bot_turn failed for %s v%s", game_id, version)
 

@@ -64,8 +64,27 @@ def _connect(url: str) -> Any:
     return connect(url)
 
 
+class BotWorker(SimpleWorker):
+    """A SimpleWorker that honours a SIGTERM received before RQ installed its own handlers.
+
+    RQ registers a worker, starts its scheduler, and only then installs its signal handlers;
+    a stop asked for in between would otherwise be lost (and the process run on).
+    """
+
+    stop_asked = False
+
+    def _install_signal_handlers(self) -> None:
+        super()._install_signal_handlers()
+        if BotWorker.stop_asked:
+            self._stop_requested = True
+
+
+def _ask_stop(signum: int, frame: FrameType | None) -> None:
+    BotWorker.stop_asked = True
+
+
 def _make_worker(redis: Any, cfg: WorkerConfig) -> SimpleWorker:
-    return SimpleWorker([queue(redis, cfg)], connection=redis, serializer=SERIALIZER, log_job_description=False)
+    return BotWorker([queue(redis, cfg)], connection=redis, serializer=SERIALIZER, log_job_description=False)
 
 
 def run_single(url: str, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> int:
@@ -95,7 +114,7 @@ def _burst(redis: Any, cfg: WorkerConfig, sweeper: bool, level: str) -> int:
         if counts and (counts["enqueued"] or counts["replaced"]):
             log.warning("sweeper: %s", dict(counts))
         worked = _make_worker(redis, cfg).work(burst=True, with_scheduler=True, logging_level=level)
-        if not sweeper:
+        if not sweeper or BotWorker.stop_asked:
             return 0
         if worked or (counts and (counts["enqueued"] or counts["replaced"])):
             last_progress = time.monotonic()
@@ -109,13 +128,16 @@ def _burst(redis: Any, cfg: WorkerConfig, sweeper: bool, level: str) -> int:
 
 
 def _child(url: str, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> None:
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _ask_stop)  # until RQ installs its own (see BotWorker)
     sys.exit(run_single(url, cfg, burst, sweeper, level))
 
 
-def run_pool(url: str, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, level: str) -> int:
+def run_pool(url: str, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, level: str,
+             stop: threading.Event | None = None) -> int:
     """N worker processes (forked after the heavy imports) and the sweeper in this one."""
     ctx = multiprocessing.get_context("fork")
-    stop = threading.Event()
+    stop = stop or threading.Event()
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
@@ -165,6 +187,15 @@ def run_pool(url: str, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, le
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    # a SIGTERM while starting up (imports take a second) is a clean stop, not a crash
+    early_stop = threading.Event()
+
+    def _early(signum: int, frame: FrameType | None) -> None:
+        early_stop.set()
+        _ask_stop(signum, frame)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _early)
     level = "INFO" if args.verbose else "WARNING"
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     overrides: dict[str, Any] = {}
@@ -177,9 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     url = args.redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
     os.environ.setdefault("CANASTA_KEY_PREFIX", cfg.prefix)  # apply_move's enqueue hook reads it
     _preload()
+    if early_stop.is_set():
+        return 0
     if args.pool <= 1:
         return run_single(url, cfg, args.burst, not args.no_sweeper, level)
-    return run_pool(url, cfg, args.pool, args.burst, not args.no_sweeper, level)
+    return run_pool(url, cfg, args.pool, args.burst, not args.no_sweeper, level, early_stop)
 
 
 if __name__ == "__main__":

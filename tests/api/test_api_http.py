@@ -259,7 +259,7 @@ def test_rate_limit_per_token(redis_url: str, key_prefix: str) -> None:
 def test_seat_to_bot_and_bot_hook(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, int]] = []
     jobs = types.ModuleType("worker.jobs")
-    jobs.enqueue_bot_turn = lambda redis, game_id, version: calls.append((game_id, version))  # type: ignore[attr-defined]
+    jobs.enqueue_bot_turn = lambda redis, game_id, version, **kw: calls.append((game_id, version))  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "worker.jobs", jobs)
     t = Table(client, {"preset": "classic", "seats": [{"name": "a"}, None, {"name": "c"}, None], "seed": 1})
     assert_problem(client.post(f"/games/{t.id}/seats/1/bot", json={"bot": "greedy"}), 401, "missing_token")

@@ -20,21 +20,20 @@ LEASE_MS = 1000  # short, so that the killed-worker test waits ~1 s for the leas
 
 @pytest.fixture(scope="session")
 def wprefix(redis_url: str) -> Iterator[str]:  # noqa: F811
-    """Our own key prefix; afterwards its keys and our RQ queue's keys are deleted."""
+    """Our own key prefix; afterwards its keys, our RQ queue's keys and our games' jobs are deleted."""
     prefix = f"wtest-{uuid.uuid4().hex[:10]}"
     yield prefix
     client = connect(redis_url)
     try:
+        games = {key.split(b"{", 1)[1].split(b"}", 1)[0].decode()
+                 for key in client.scan_iter(match=f"{prefix}:{{*}}:state", count=1000)}
         delete_prefix(client, prefix)
-        patterns = [f"rq:*{prefix}-bots*"] + [f"rq:*bot-{gid}-*" for gid in _GAMES]
+        patterns = [f"rq:*{prefix}-bots*"] + [f"rq:*bot-{gid}-*" for gid in games]
         for pattern in patterns:
             for key in client.scan_iter(match=pattern, count=1000):
                 client.delete(key)
     finally:
         client.close()
-
-
-_GAMES: set[str] = set()
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +84,6 @@ def new_game(store: Store, settings: Settings, seats: list[dict[str, Any]], pres
     if rules:
         body["rules"] = rules
     created, _ = service.create_game(store, settings, body)
-    _GAMES.add(created["id"])
     return created
 
 

@@ -75,13 +75,21 @@ def test_a_worker_killed_mid_run_is_replaced_and_nothing_is_applied_twice(
     assert rclient.zscore(Keys(wprefix).awaiting(), gid) is None
 
 
-def test_sigterm_stops_a_worker_pool_cleanly(redis_url: str, wprefix: str) -> None:
+def test_sigterm_stops_a_worker_pool_cleanly(redis_url: str, wprefix: str, rclient: Any) -> None:
+    registered = f"rq:workers:{wprefix}-bots"
+    before = rclient.smembers(registered)  # a worker killed -9 earlier stays listed for a while
     pool = worker(redis_url, wprefix, "--pool", "2")
     try:
-        time.sleep(2.0)
+        # both worker processes registered with RQ on our queue: the pool is up
+        wait_for(lambda: len(rclient.smembers(registered) - before) >= 2, 60, "the pool to start")
         assert pool.poll() is None
         os.kill(pool.pid, signal.SIGTERM)
-        out, _ = pool.communicate(timeout=30)
+        try:
+            out, _ = pool.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            kill_group(pool)
+            out, _ = pool.communicate()
+            raise AssertionError("the pool did not stop: " + out.decode()[-3000:]) from None
         assert pool.returncode == 0, out.decode()[-2000:]
     finally:
         kill_group(pool)

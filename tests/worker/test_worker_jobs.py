@@ -45,9 +45,6 @@ def test_one_human_three_bots_turn_comes_back(http: Any, wstore: Store, rclient:
     assert r.status_code == 201, r.get_json()
     created = r.get_json()
     gid, token = created["id"], created["seats"][0]["token"]
-    from conftest import _GAMES
-
-    _GAMES.add(gid)
     assert created["seats"][1]["bot"] == "greedy"
     for _ in range(3):  # three rounds: human turn, then the three bots answer
         assert human_turn(http, wstore, gid, 0, token) > 0
@@ -68,9 +65,6 @@ def test_one_human_three_bots_turn_comes_back(http: Any, wstore: Store, rclient:
 def test_hint_and_hand_a_seat_to_a_bot(http: Any, wstore: Store, rclient: Any, cfg: WorkerConfig) -> None:
     r = http.post("/games", json={"preset": "finnish-2p", "seats": [{"name": "a"}, {"name": "b"}], "seed": 4})
     gid = r.get_json()["id"]
-    from conftest import _GAMES
-
-    _GAMES.add(gid)
     tokens = {s["seat"]: s["token"] for s in r.get_json()["seats"]}
     hint = http.get(f"/games/{gid}/hint?bot=greedy", headers=auth(tokens[0]))
     assert hint.status_code == 200, hint.get_json()
