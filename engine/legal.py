@@ -21,6 +21,7 @@ from engine.cards import (
     THREE,
     TWOS,
     VALUE,
+    parse_card,
     rank_code,
 )
 from engine.errors import IllegalMove
@@ -51,16 +52,22 @@ def _naturals(hand: tuple[int, ...], rank: int) -> list[int]:
 
 def legal_actions(s: State, seat: int) -> list[Action]:
     """Every action listed is accepted by :func:`engine.apply` for ``seat``."""
+    return _legal(s, seat)[0]
+
+
+def _legal(s: State, seat: int) -> tuple[list[Action], list[Action] | None]:
+    """The legal actions, and the moves that go out from here if the search found them."""
     if seat != s.to_act or s.phase not in ("draw", "play", "answer"):
-        return []
+        return [], None
     if s.phase == "answer":
-        return [{"type": "answer_go_out", "yes": True}, {"type": "answer_go_out", "yes": False}]
+        return [{"type": "answer_go_out", "yes": True}, {"type": "answer_go_out", "yes": False}], None
     from engine.moves import apply
 
+    plan = None
     if s.phase == "draw":
         candidates, sure = _draw_phase(s, seat), []
     else:
-        candidates, sure = _play_phase(s, seat)
+        candidates, sure, plan = _play_phase(s, seat)
     out = sure
     for action in candidates:
         try:
@@ -68,7 +75,7 @@ def legal_actions(s: State, seat: int) -> list[Action]:
         except IllegalMove:
             continue
         out.append(action)
-    return out
+    return out, plan
 
 
 def _draw_phase(s: State, seat: int) -> list[Action]:
@@ -168,14 +175,15 @@ def _opening_melds(s: State, hand: tuple[int, ...], need: int, exclude: set[int]
     return [[CODES[k] for k in m] for m in best]
 
 
-def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action]]:
-    """(candidates to check with apply, actions legal by construction)."""
+def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[Action] | None]:
+    """(candidates to check with apply, actions legal by construction, a going-out plan)."""
     rules = s.rules
     team = rules.team_of(seat)
     hand = s.hands[seat]
     side = s.melds[team]
     check: list[Action] = []
     sure: list[Action] = []
+    plan = None
     size = sum(hand)
     going_out = may_go_out(s, seat)
 
@@ -186,7 +194,7 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action]]:
         if plan:
             sure.append(plan[0])
             if s.permission == 1:
-                return check, sure
+                return check, sure, plan
             # asking is listed only when the answer could be used (never for a penalty)
             if not s.asked and rules.partners(seat) and s.drawn == "stock" and not s.turn_melded:
                 sure.append({"type": "ask_go_out"})
@@ -236,12 +244,12 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action]]:
         for k in RED_THREES:
             if hand[k]:
                 check.append({"type": "meld", "melds": [[CODES[k]]]})
-    return check, sure
+    return check, sure, plan
 
 
 def legal_summary(s: State, seat: int) -> dict[str, Any]:
     """What a client shows: what the seat may do now, in a few fields."""
-    actions = legal_actions(s, seat)
+    actions, plan = _legal(s, seat)
     kinds = {a["type"] for a in actions}
     team = s.rules.team_of(seat)
     return {
@@ -261,7 +269,7 @@ def legal_summary(s: State, seat: int) -> dict[str, Any]:
         "discards": [a["card"] for a in actions if a["type"] == "discard"],
         # concrete moves a client can send as they are
         "melds": [a for a in actions if a["type"] == "meld"],
-        "go_out": _go_out_plan(s, seat),
+        "go_out": plan if s.permission != 0 else None,
         "opening_minimum": None if s.phase in ("deal", "over") or s.opened(team) else s.minimums[team],
         "actions": len(actions),
     }
@@ -285,20 +293,9 @@ def canasta_bound(s: State, seat: int) -> int:
     return bound
 
 
-def _go_out_plan(s: State, seat: int) -> list[Action] | None:
-    """The moves that go out from here, when there are some (shown with "may I go out?" too)."""
-    if s.phase != "play" or seat != s.to_act or s.permission == 0:
-        return None
-    if canasta_bound(s, seat) < s.rules.canastas_to_go_out:
-        return None
-    from engine.going_out import going_out_plan
-
-    return going_out_plan(s, seat)
-
-
 def _first_natural(cards: list[str]) -> int:
     for c in cards:
-        k = CODES.index(c)
+        k = parse_card(c)
         if not IS_WILD[k] and RANK_OF[k] != THREE:
             return k
     return -1
