@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import CODES, IS_BLACK_THREE, IS_RED_THREE, JOKER, MELD_RANKS, TWOS, rank_code
+from engine.cards import (
+    BLACK_THREES,
+    CODES,
+    IS_RED_THREE,
+    JOKER,
+    MELD_RANKS,
+    RED_THREES,
+    TWOS,
+    rank_code,
+)
 from engine.errors import IllegalMove
 from engine.melds import wild_room
 from engine.state import State
@@ -48,12 +57,12 @@ def _discard_choices(s: State, seat: int) -> list[int | None] | None:
             n = hand[rank * 4] + hand[rank * 4 + 1] + hand[rank * 4 + 2] + hand[rank * 4 + 3]
             if n == 1:
                 orphans.extend(k for k in range(rank * 4, rank * 4 + 4) if hand[k])
-    blacks = sum(hand[k] for k in range(52) if IS_BLACK_THREE[k])
+    blacks = sum(hand[k] for k in BLACK_THREES)
     if blacks in (1, 5):
-        orphans.append(next(k for k in range(52) if IS_BLACK_THREE[k] and hand[k]))
+        orphans.append(next(k for k in BLACK_THREES if hand[k]))
     elif blacks == 2:
         return None
-    orphans.extend(k for k in range(52) if IS_RED_THREE[k] and hand[k] for _ in range(hand[k]))
+    orphans.extend(k for k in RED_THREES for _ in range(hand[k]))
     if len(orphans) > 1:
         return None
     if orphans:
@@ -66,9 +75,9 @@ def _plan_without(s: State, seat: int, discard: int | None) -> list[Action] | No
     rest = list(s.hands[seat])
     if discard is not None:
         rest[discard] -= 1
-    if any(rest[k] for k in range(52) if IS_RED_THREE[k]):
+    if any(rest[k] for k in RED_THREES):
         return None
-    blacks = [k for k in range(52) if IS_BLACK_THREE[k] for _ in range(rest[k])]
+    blacks = [k for k in BLACK_THREES for _ in range(rest[k])]
     if len(blacks) not in (0, 3, 4):
         return None
     wilds = [JOKER] * rest[JOKER] + [k for k in TWOS for _ in range(rest[k])]
@@ -76,10 +85,11 @@ def _plan_without(s: State, seat: int, discard: int | None) -> list[Action] | No
     # targets: rank -> [naturals from hand, natural count after, wilds after, existing?]
     targets: dict[int, list[Any]] = {}
     for rank in MELD_RANKS:
-        nat = [k for k in range(rank * 4, rank * 4 + 4) for _ in range(rest[k])]
         meld = side[rank]
-        if not nat and meld is None:
+        b = rank * 4
+        if meld is None and not (rest[b] or rest[b + 1] or rest[b + 2] or rest[b + 3]):
             continue
+        nat = [k for k in range(b, b + 4) for _ in range(rest[k])]
         if meld is None and len(nat) < rules.min_naturals:
             return None
         if nat:

@@ -19,6 +19,7 @@ from engine.cards import (
     RANK_OF,
     RED_THREES,
     THREE,
+    TWO,
     TWOS,
     VALUE,
     parse_card,
@@ -26,7 +27,7 @@ from engine.cards import (
 )
 from engine.errors import IllegalMove
 from engine.melds import wild_room
-from engine.moves import may_go_out, pile_frozen_for, pile_refusal, take_forced
+from engine.moves import apply, may_go_out, pile_frozen_for, pile_refusal, take_forced
 from engine.state import State
 
 Action = dict[str, Any]
@@ -41,6 +42,11 @@ def _wild_kinds(hand: tuple[int, ...]) -> list[int]:
 
 def _wild_list(hand: tuple[int, ...]) -> list[int]:
     return [JOKER] * hand[JOKER] + [k for k in TWOS for _ in range(hand[k])]
+
+
+def _rank_sizes(hand: tuple[int, ...]) -> list[int]:
+    """How many cards of each rank the hand holds (index: rank), counted once per call."""
+    return [hand[b] + hand[b + 1] + hand[b + 2] + hand[b + 3] for b in range(0, 52, 4)]
 
 
 def _naturals(hand: tuple[int, ...], rank: int) -> list[int]:
@@ -61,29 +67,31 @@ def _legal(s: State, seat: int) -> tuple[list[Action], list[Action] | None]:
         return [], None
     if s.phase == "answer":
         return [{"type": "answer_go_out", "yes": True}, {"type": "answer_go_out", "yes": False}], None
-    from engine.moves import apply
-
-    plan = None
     if s.phase == "draw":
-        candidates, sure = _draw_phase(s, seat), []
-    else:
-        candidates, sure, plan = _play_phase(s, seat)
-    out = sure
-    for action in candidates:
-        try:
-            apply(s, seat, action)
-        except IllegalMove:
-            continue
-        out.append(action)
-    return out, plan
+        return _draw_phase(s, seat), None
+    check, sure, plan = _play_phase(s, seat)
+    sure.extend(action for action in check if _accepted(s, seat, action))
+    return sure, plan
+
+
+def _accepted(s: State, seat: int, action: Action) -> bool:
+    """Whether :func:`engine.apply` accepts ``action``: for candidates only it can judge."""
+    try:
+        apply(s, seat, action)
+    except IllegalMove:
+        return False
+    return True
 
 
 def _draw_phase(s: State, seat: int) -> list[Action]:
+    """The draw phase's actions, in a fixed order. Only pile takes need :func:`apply` to
+    judge them: a draw from a non-empty stock, a pass (the stock is empty, the pile not
+    forced) and an early ask are legal by the very conditions that list them."""
     rules = s.rules
     out: list[Action] = []
     if s.stock_size:
         out.append({"type": "draw"})
-    out.extend(_pile_takes(s, seat))
+    out.extend(action for action in _pile_takes(s, seat) if _accepted(s, seat, action))
     if not s.stock_size and not take_forced(s, seat):
         out.append({"type": "pass"})
     if rules.ask_go_out == "before_or_after_draw" and rules.partners(seat) and not s.asked:
@@ -211,30 +219,31 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
 
     # adds to the side's melds
     wilds = _wild_kinds(hand)
+    sizes = _rank_sizes(hand)
     for rank in MELD_RANKS:
         meld = side[rank]
         if meld is None:
             continue
-        nat = _naturals(hand, rank)
-        if nat:
-            put({"type": "add", "rank": rank_code(rank), "cards": [CODES[k] for k in nat]}, len(nat))
+        code = rank_code(rank)
+        if sizes[rank]:
+            nat = _naturals(hand, rank)
+            put({"type": "add", "rank": code, "cards": [CODES[k] for k in nat]}, len(nat))
             if len(nat) > 1:
-                put({"type": "add", "rank": rank_code(rank), "cards": [CODES[nat[0]]]}, 1)
+                put({"type": "add", "rank": code, "cards": [CODES[nat[0]]]}, 1)
         if wild_room(rules, meld.naturals, meld.wilds):
             for w in wilds:
-                put({"type": "add", "rank": rank_code(rank), "cards": [CODES[w]]}, 1)
+                put({"type": "add", "rank": code, "cards": [CODES[w]]}, 1)
     # new melds
     if s.opened(team):
         for rank in MELD_RANKS:
-            if side[rank] is not None:
+            if side[rank] is not None or sizes[rank] < 2:
                 continue
             nat = _naturals(hand, rank)
             if len(nat) >= 3:
                 put({"type": "meld", "melds": [[CODES[k] for k in nat]]}, len(nat))
-            if len(nat) >= 2:
+            if wilds and wild_room(rules, len(nat), 0):
                 for w in wilds:
-                    if wild_room(rules, len(nat), 0):
-                        put({"type": "meld", "melds": [[CODES[k] for k in nat + [w]]]}, len(nat) + 1)
+                    put({"type": "meld", "melds": [[CODES[k] for k in nat + [w]]]}, len(nat) + 1)
     else:
         extra = _opening_melds(s, hand, s.minimums[team], set())
         if extra:
@@ -250,25 +259,26 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
 def legal_summary(s: State, seat: int) -> dict[str, Any]:
     """What a client shows: what the seat may do now, in a few fields."""
     actions, plan = _legal(s, seat)
-    kinds = {a["type"] for a in actions}
+    by_type: dict[str, list[Action]] = {}
+    for a in actions:
+        by_type.setdefault(a["type"], []).append(a)
+    melds = by_type.get("meld", [])
     team = s.rules.team_of(seat)
     return {
         "to_act": seat == s.to_act,
-        "may_draw": "draw" in kinds,
-        "may_take_pile": "take_pile" in kinds,
-        "take_pile": [a for a in actions if a["type"] == "take_pile"],
-        "may_pass": "pass" in kinds,
-        "meld_ranks": sorted(
-            {rank_code(RANK_OF[_first_natural(m)]) for a in actions if a["type"] == "meld" for m in a["melds"] if _first_natural(m) >= 0}
-        ),
-        "add_ranks": sorted({a["rank"] for a in actions if a["type"] == "add"}),
-        "may_ask_go_out": "ask_go_out" in kinds,
-        "must_answer_go_out": "answer_go_out" in kinds,
+        "may_draw": "draw" in by_type,
+        "may_take_pile": "take_pile" in by_type,
+        "take_pile": by_type.get("take_pile", []),
+        "may_pass": "pass" in by_type,
+        "meld_ranks": _meld_ranks(melds),
+        "add_ranks": sorted({a["rank"] for a in by_type.get("add", ())}),
+        "may_ask_go_out": "ask_go_out" in by_type,
+        "must_answer_go_out": "answer_go_out" in by_type,
         "may_go_out": bool(s.phase == "play" and seat == s.to_act and may_go_out(s, seat)),
-        "must_go_out": bool(s.phase == "play" and seat == s.to_act and s.permission == 1 and "discard" not in kinds),
-        "discards": [a["card"] for a in actions if a["type"] == "discard"],
+        "must_go_out": bool(s.phase == "play" and seat == s.to_act and s.permission == 1 and "discard" not in by_type),
+        "discards": [a["card"] for a in by_type.get("discard", ())],
         # concrete moves a client can send as they are
-        "melds": [a for a in actions if a["type"] == "meld"],
+        "melds": melds,
         "go_out": plan if s.permission != 0 else None,
         "opening_minimum": None if s.phase in ("deal", "over") or s.opened(team) else s.minimums[team],
         "actions": len(actions),
@@ -280,17 +290,28 @@ def canasta_bound(s: State, seat: int) -> int:
     rules = s.rules
     hand = s.hands[seat]
     side = s.melds[rules.team_of(seat)]
-    wilds = hand[JOKER] + sum(hand[k] for k in TWOS)
+    sizes = _rank_sizes(hand)
+    wilds = hand[JOKER] + sizes[TWO]  # every 2 is wild
+    canasta_size, min_naturals = rules.canasta_size, rules.canasta_min_naturals
     bound = 0
     for rank in MELD_RANKS:
-        b = rank * 4
-        n = hand[b] + hand[b + 1] + hand[b + 2] + hand[b + 3]
         meld = side[rank]
-        nat = n + (meld.naturals if meld else 0)
+        nat = sizes[rank] + (meld.naturals if meld else 0)
         size = nat + (meld.wilds if meld else 0)
-        if nat >= rules.canasta_min_naturals and size + wilds >= rules.canasta_size:
+        if nat >= min_naturals and size + wilds >= canasta_size:
             bound += 1
     return bound
+
+
+def _meld_ranks(melds: list[Action]) -> list[str]:
+    """The ranks the meld actions make, sorted by code (black threes and the like left out)."""
+    ranks = set()
+    for action in melds:
+        for group in action["melds"]:
+            k = _first_natural(group)
+            if k >= 0:
+                ranks.add(rank_code(RANK_OF[k]))
+    return sorted(ranks)
 
 
 def _first_natural(cards: list[str]) -> int:

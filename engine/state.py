@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from engine.cards import CODES, IS_WILD, KINDS, VALUE, counts, parse_card
+from engine.cards import CODES, IS_WILD, KINDS, VALUE, parse_card
 from engine.rules import RuleOptions
 
 PHASES = ("deal", "draw", "play", "answer", "over")
@@ -280,6 +280,9 @@ def _hand_out(hand: tuple[int, ...]) -> str:
 
 
 def _hand_in(text: str) -> tuple[int, ...]:
-    return counts(parse_card(text[i:i + 2]) for i in range(0, len(text), 2))
+    hand = [0] * KINDS
+    for i in range(0, len(text), 2):
+        hand[parse_card(text[i:i + 2])] += 1
+    return tuple(hand)
 
 

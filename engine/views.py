@@ -8,29 +8,48 @@ but the service does not remind them). The deck is revealed only by the game log
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
-from engine.cards import CODES, hand_codes, rank_code
-from engine.state import State
+from engine.cards import CODES, RANKS, hand_codes
+from engine.state import Meld, State
+
+# A meld's public face: rank code, card codes, naturals, wilds, canasta kind (or None).
+MeldFace = tuple[str, tuple[str, ...], int, int, str | None]
+
+
+@lru_cache(maxsize=1024)
+def _side_faces(side: tuple[Meld | None, ...], canasta_size: int, min_naturals: int) -> tuple[MeldFace, ...]:
+    """The faces of one side's melds. A side's melds change only when it melds, so most
+    views of a game find them here."""
+    faces = []
+    for m in side:
+        if m is None:
+            continue
+        canasta = len(m.cards) >= canasta_size and m.naturals >= min_naturals  # Meld.is_canasta
+        kind = ("mixed" if m.wilds else "natural") if canasta else None
+        faces.append((RANKS[m.rank], tuple(CODES[k] for k in m.cards), m.naturals, m.wilds, kind))
+    return tuple(faces)
 
 
 def _melds(s: State, team: int) -> list[dict[str, Any]]:
+    """Fresh dicts each time (callers may change what they get), built from cached faces."""
     rules = s.rules
-    out = []
-    for m in s.melds[team] if s.melds else ():
-        if m is None:
-            continue
-        canasta = m.is_canasta(rules)
-        out.append(
-            {
-                "rank": rank_code(m.rank),
-                "cards": [CODES[k] for k in m.cards],
-                "naturals": m.naturals,
-                "wilds": m.wilds,
-                "canasta": "natural" if canasta and m.is_natural() else "mixed" if canasta else None,
-            }
+    return [
+        {"rank": rank, "cards": list(cards), "naturals": naturals, "wilds": wilds, "canasta": canasta}
+        for rank, cards, naturals, wilds, canasta in _side_faces(
+            s.melds[team], rules.canasta_size, rules.canasta_min_naturals
         )
-    return out
+    ]
+
+
+def _team_seats(s: State) -> list[list[int]]:
+    """The seats of each team, in seat order (one pass over the seats)."""
+    rules = s.rules
+    teams: list[list[int]] = [[] for _ in range(rules.teams)]
+    for seat in range(rules.players):
+        teams[rules.team_of(seat)].append(seat)
+    return teams
 
 
 def pile_view(s: State) -> dict[str, Any]:
@@ -51,6 +70,9 @@ def pile_view(s: State) -> dict[str, Any]:
     }
 
 
+_PERMISSION = {-1: None, 0: False, 1: True}  # State.permission -> the view's answer
+
+
 def public_view(s: State) -> dict[str, Any]:
     """Everything a spectator may see."""
     rules = s.rules
@@ -63,7 +85,7 @@ def public_view(s: State) -> dict[str, Any]:
         "to_act": s.to_act if s.to_act >= 0 else None,
         "moves": s.moves,
         "players": rules.players,
-        "teams": [[p for p in range(rules.players) if rules.team_of(p) == t] for t in range(rules.teams)],
+        "teams": _team_seats(s),
         "totals": list(s.totals),
         "hand_sizes": [sum(h) for h in s.hands],
         "stock_size": s.stock_size if s.hands else 0,
@@ -75,7 +97,7 @@ def public_view(s: State) -> dict[str, Any]:
         "penalties": list(s.penalties),
         "commitment": s.commitment,
         "asked_go_out": s.asked,
-        "permission": {-1: None, 0: False, 1: True}[s.permission],
+        "permission": _PERMISSION[s.permission],
         "last_hand": s.hand_result,
         "result": s.game_result,
     }
