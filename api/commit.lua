@@ -7,9 +7,11 @@
 -- ARGV[4] expiry of the game's keys, seconds
 -- ARGV[5] idempotency record ("" = none)  ARGV[6] its expiry, seconds
 -- ARGV[7] wake-up channel
--- ARGV[8] n: number of event field/value pairs; ARGV[9 .. 8+2n] the pairs
--- ARGV[9+2n ..] log lines to append
--- Returns {"ok", version, event id} | {"stale", current version} | {"replay", record}
+-- ARGV[8] events kept: the stream is trimmed to about this many (0: all are kept)
+-- ARGV[9] n: number of event field/value pairs; ARGV[10 .. 9+2n] the pairs
+-- ARGV[10+2n ..] log lines to append
+-- Returns {"ok", version, event id, plain log lines, log chunks} | {"stale", current version}
+--   | {"replay", record}
 local idem = KEYS[4]
 if idem then
   local record = redis.call('GET', idem)
@@ -18,7 +20,8 @@ if idem then
   end
 end
 
-local current = redis.call('HGET', KEYS[1], 'version') or '0'
+local got = redis.call('HMGET', KEYS[1], 'version', 'logc')
+local current = got[1] or '0'
 if current ~= ARGV[1] then
   return {'stale', current}
 end
@@ -35,17 +38,26 @@ if ARGV[3] ~= '' then
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 
-local n = tonumber(ARGV[8])
+local n = tonumber(ARGV[9])
 local entry = {'v', version}
-for i = 9, 8 + 2 * n do
+for i = 10, 9 + 2 * n do
   entry[#entry + 1] = ARGV[i]
 end
-local id = redis.call('XADD', KEYS[2], '*', unpack(entry))
+local id
+if ARGV[8] ~= '0' then
+  id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[8], '*', unpack(entry))
+else
+  id = redis.call('XADD', KEYS[2], '*', unpack(entry))
+end
 
-local first_line = 9 + 2 * n
-for i = first_line, #ARGV, 500 do
+local length = 0
+for i = 10 + 2 * n, #ARGV, 500 do
   local last = math.min(i + 499, #ARGV)
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, i, last))
+  length = redis.call('RPUSH', KEYS[3], unpack(ARGV, i, last))
+end
+local chunks = tonumber(got[2] or '0')
+if length == 0 then
+  length = redis.call('LLEN', KEYS[3])
 end
 
 local ttl = tonumber(ARGV[4])
@@ -58,4 +70,4 @@ if idem and ARGV[5] ~= '' then
 end
 
 redis.call('PUBLISH', ARGV[7], version)
-return {'ok', version, id}
+return {'ok', version, id, length - chunks, chunks}

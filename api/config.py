@@ -55,6 +55,9 @@ class Settings:
     sse_ping_seconds: float = 15.0
     sse_max_seconds: float = 300.0  # a stream ends after this; EventSource reconnects
     poll_max_wait: float = 30.0
+    # the event stream keeps about this many recent events per game (0: all); a reader
+    # resuming from an older id gets a snapshot of its view first
+    events_keep: int = 100
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -77,6 +80,7 @@ class Settings:
             sse_ping_seconds=_env_float("CANASTA_SSE_PING_SECONDS", cls.sse_ping_seconds),
             sse_max_seconds=_env_float("CANASTA_SSE_MAX_SECONDS", cls.sse_max_seconds),
             poll_max_wait=_env_float("CANASTA_POLL_MAX_WAIT", cls.poll_max_wait),
+            events_keep=_env_int("CANASTA_EVENTS_KEEP", cls.events_keep),
         )
         if overrides:
             s = s.with_overrides(overrides)

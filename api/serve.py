@@ -1,4 +1,4 @@
-"""``canasta serve``: gunicorn (gthread) on ``api:create_app()``, one bot worker and, without
+"""``canasta serve``: gunicorn (gthread) on ``api:create_app()``, a bot worker pool and, without
 ``REDIS_URL``, a private embedded Valkey. SIGTERM or Ctrl-C stops everything it started."""
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=16,
                    help="threads per worker (default 16; each open event stream holds one)")
     p.add_argument("--redis-url", default=None, help="Redis URL (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--bot-workers", type=int, default=2,
+                   help="bot worker processes (default 2: a bot run waits on Redis part of the time, "
+                        "so one more process than the API leaves free fills it; see BENCHMARKS.md)")
     p.add_argument("--no-bot-worker", action="store_true", help="do not start the bot worker")
     p.add_argument("--access-log", action="store_true", help="print gunicorn's access log")
     return p
@@ -104,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
                                env=env)
         procs.append(api)
         if not args.no_bot_worker and worker_available():
-            procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", url], env=env))
+            procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", url,
+                                           "--pool", str(max(1, args.bot_workers))], env=env))
         base = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '') else args.host}:{args.port}"
         while not stop.is_set() and not wait_healthy(base, api, timeout=0.5):
             if api.poll() is not None:

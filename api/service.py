@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import redis
 
 import engine
-from api import eventcodec, gamelog
+from api import eventcodec, gamelog, logcodec
 from api.config import Settings
 from api.errors import ApiError
 from api.store import Record, Store
@@ -55,20 +56,20 @@ class GameCache:
 
     Every write of a game goes through ``commit.lua``, which bumps the version with the
     state and meta in one step, so a (game, version) pair names one state and one meta for
-    good. Engine states are immutable and shared; meta is kept as JSON bytes and parsed for
-    each use, so no caller ever shares a mutable dict.
+    good. Both are shared by every request that reads that version: engine states are
+    immutable, and the service never changes a meta dict in place (a change builds a new
+    dict, see ``join_seat``); callers must not either.
     """
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, int], tuple[bytes, engine.State | None]] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int], tuple[dict[str, Any], engine.State | None]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, game_id: str, version: int) -> tuple[bytes, engine.State | None] | None:
-        with self._lock:
-            return self._items.get((game_id, version))
+    def get(self, game_id: str, version: int) -> tuple[dict[str, Any], engine.State | None] | None:
+        return self._items.get((game_id, version))  # a dict read is atomic; put() locks
 
-    def put(self, game_id: str, version: int, meta: bytes, state: engine.State | None) -> None:
+    def put(self, game_id: str, version: int, meta: dict[str, Any], state: engine.State | None) -> None:
         with self._lock:
             self._items[(game_id, version)] = (meta, state)
             while len(self._items) > self.size:
@@ -85,9 +86,9 @@ CACHE = GameCache()
 def game_from_record(game_id: str, record: Record) -> Game:
     hit = CACHE.get(game_id, record.version)
     if hit is not None and (hit[1] is None) == (not record.state):
-        return Game(game_id, record.version, record.meta, hit[1])
-    state = engine.State.from_json(orjson.loads(record.state)) if record.state else None
-    CACHE.put(game_id, record.version, orjson.dumps(record.meta), state)
+        return Game(game_id, record.version, hit[0], hit[1])
+    state = parse_state(record.state, record.meta) if record.state else None
+    CACHE.put(game_id, record.version, record.meta, state)
     return Game(game_id, record.version, record.meta, state)
 
 
@@ -97,12 +98,12 @@ def cached_game(game_id: str, version: int) -> Game | None:
     hit = CACHE.get(game_id, version)
     if hit is None:
         return None
-    return Game(game_id, version, orjson.loads(hit[0]), hit[1])
+    return Game(game_id, version, hit[0], hit[1])
 
 
 def _remember(game_id: str, version: int, meta: dict[str, Any], state: engine.State | None) -> None:
     """What was just committed, for the next request on this game."""
-    CACHE.put(game_id, version, orjson.dumps(meta), state)
+    CACHE.put(game_id, version, meta, state)
 
 
 def load_game(store: Store, game_id: str) -> Game:
@@ -179,9 +180,9 @@ def _envelope(kind: str, meta: dict[str, Any], state: engine.State | None) -> di
 
 
 def _event_fields(envelope: dict[str, Any], per_viewer: dict[int | None, dict[str, Any]]) -> dict[str, bytes]:
-    """Stream fields: the envelope ``e`` (plain JSON) and ``z``: the spectator's data and
-    each seat's where it differs, compacted (:mod:`api.eventcodec`). Readers take their
-    seat's data or else the spectator's."""
+    """The stream field ``w``: the envelope, the spectator's data and each seat's where it
+    differs, compacted (:mod:`api.eventcodec`). Readers take their seat's data or else the
+    spectator's."""
     shared = per_viewer[None]
     public = orjson.dumps(shared)
     seats: dict[int, bytes] = {}
@@ -191,7 +192,7 @@ def _event_fields(envelope: dict[str, Any], per_viewer: dict[int | None, dict[st
         blob = orjson.dumps(data)
         if blob != public:
             seats[viewer] = blob
-    return {"e": orjson.dumps(envelope), eventcodec.FIELD: eventcodec.encode(public, seats)}
+    return {eventcodec.WFIELD: eventcodec.encode_entry(orjson.dumps(envelope), public, seats)}
 
 
 def _viewers(players: int) -> list[int | None]:
@@ -203,17 +204,30 @@ def _deal_part(state: engine.State, viewer: int | None) -> dict[str, Any]:
             "view": engine_view(state, viewer)}
 
 
+def _entry_parts(fields: dict[str, bytes], seat: int | None) -> tuple[bytes, bytes]:
+    """The envelope's JSON and the data JSON ``seat`` may read, of any entry format."""
+    entry = fields.get(eventcodec.WFIELD)
+    if entry is not None:
+        envelope, public, seats = eventcodec.decode_entry(entry)
+        return envelope, seats.get(seat, public) if seat is not None else public
+    packed = fields.get(eventcodec.FIELD)
+    if packed is not None:  # plain ``e`` and the data in ``z``
+        return fields["e"], eventcodec.data_for(packed, seat)
+    data = fields.get(f"s{seat}") if seat is not None else None  # before api.eventcodec
+    return fields["e"], data if data is not None else fields["p"]
+
+
+def event_envelope(fields: dict[str, bytes]) -> dict[str, Any]:
+    """What happened and whose turn it is now (type, status, phase, turn, to_act, ...):
+    the part of a stream entry that is the same for every reader."""
+    return orjson.loads(_entry_parts(fields, None)[0])
+
+
 def render_event(event_id: str, fields: dict[str, bytes], seat: int | None) -> dict[str, Any]:
     """One stream entry as ``seat`` (or a spectator) may read it."""
-    packed = fields.get(eventcodec.FIELD)
-    if packed is not None:
-        data = eventcodec.data_for(packed, seat)
-    else:  # written before api.eventcodec: plain ``p`` and ``s<n>``
-        data = fields.get(f"s{seat}") if seat is not None else None
-        if data is None:
-            data = fields["p"]
+    envelope, data = _entry_parts(fields, seat)
     body = {"id": event_id, "version": int(fields["v"])}
-    body.update(orjson.loads(fields["e"]))
+    body.update(orjson.loads(envelope))
     body["data"] = orjson.loads(data)
     return body
 
@@ -240,7 +254,21 @@ def _filled(meta: dict[str, Any]) -> bool:
 
 
 def _state_blob(state: engine.State | None) -> bytes | None:
-    return orjson.dumps(state.to_json()) if state is not None else None
+    """The state as stored: its JSON without the rule options, which the game's meta holds
+    once (a third of the state's size)."""
+    if state is None:
+        return None
+    data = state.to_json()
+    del data["rules"]
+    return orjson.dumps(data)
+
+
+def parse_state(blob: bytes, meta: dict[str, Any]) -> engine.State:
+    """:func:`_state_blob` read back (states stored with their rules are read as they are)."""
+    data = orjson.loads(blob)
+    if "rules" not in data:
+        data["rules"] = meta["rules"]
+    return engine.State.from_json(data)
 
 
 def _ttl(settings: Settings, meta: dict[str, Any]) -> int:
@@ -297,7 +325,7 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any]) -> tuple
                       for v in _viewers(rules.players)}
         result = store.commit(game_id, 0, meta=meta, state=_state_blob(state),
                               event=_event_fields(_envelope("created", meta, state), per_viewer),
-                              log_lines=lines, ttl=_ttl(settings, meta))
+                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep)
         if result.outcome == "ok":
             break
     else:  # pragma: no cover - 72-bit ids do not collide
@@ -344,7 +372,7 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
                       for v in _viewers(len(meta["seats"]))}
         result = store.commit(game_id, game.version, meta=meta, state=_state_blob(state),
                               event=_event_fields(_envelope("joined", meta, state), per_viewer),
-                              log_lines=lines, ttl=_ttl(settings, meta))
+                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep)
         if result.outcome == "ok":
             _remember(game_id, result.version, meta, state)
             notify_bot(store, game_id, state, meta, result.version)
@@ -377,7 +405,7 @@ def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: s
                       for v in _viewers(len(meta["seats"]))}
         result = store.commit(game_id, game.version, meta=meta, state=_state_blob(state) if started else None,
                               event=_event_fields(_envelope("bot", meta, state), per_viewer),
-                              log_lines=lines, ttl=_ttl(settings, meta))
+                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep)
         if result.outcome == "ok":
             _remember(game_id, result.version, meta, state)
             notify_bot(store, game_id, state, meta, result.version)
@@ -389,12 +417,14 @@ def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: s
 # -- moves ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MoveResult:
-    """The answer to a move: the mover's new view and the new version."""
+    """The answer to a move: the mover's new view (empty when not asked for), the new
+    version and, for a fresh commit, the committed game (``None`` for replays)."""
 
     body: dict[str, Any]
     version: int
     replayed: bool = False
     dry_run: bool = False
+    game: Game | None = None
 
 
 def _fingerprint(action: dict[str, Any]) -> str:
@@ -420,13 +450,15 @@ def apply_move(
     *,
     settings: Settings | None = None,
     game: Game | None = None,
+    view: bool = True,
 ) -> MoveResult:
     """Check and apply one move in one compare-and-set; raise :class:`ApiError` otherwise.
 
     ``expected_version`` None means "whatever is current" (If-Match: *). Errors: 404 game,
     409 not started / over, 412 stale version, 403 not this seat's turn, 422 illegal move
     or a reused Idempotency-Key with another body. ``game``: the game as just loaded by the
-    caller (saves a read; the compare-and-set still checks its version).
+    caller (saves a read; the compare-and-set still checks its version). ``view=False``
+    (the bot worker): no response view is built (an Idempotency-Key needs one).
     """
     settings = settings or Settings.from_env()
     store = as_store(redis, settings)
@@ -474,7 +506,7 @@ def apply_move(
 
     new_version = game.version + 1
     updated = Game(game_id, new_version, meta, final)
-    body = game_view(updated, seat)
+    body = game_view(updated, seat) if view or dry_run or idempotency_key is not None else {}
     if dry_run:
         body["version"] = game.version
         body["dry_run"] = True
@@ -500,7 +532,7 @@ def apply_move(
         meta=meta if meta is not game.meta else None,
         state=_state_blob(final),
         event=_event_fields(_envelope("move", meta, final), per_viewer),
-        log_lines=lines, ttl=_ttl(settings, meta), idem=idem,
+        log_lines=lines, ttl=_ttl(settings, meta), idem=idem, events_keep=settings.events_keep,
     )
     if result.outcome == "replay":
         return _replay(result.record, fingerprint)
@@ -510,7 +542,17 @@ def apply_move(
                        version=result.version)
     _remember(game_id, result.version, meta, final)
     notify_bot(store, game_id, final, meta, result.version)
-    return MoveResult(body, result.version)
+    if result.log_plain >= logcodec.CHUNK:
+        _compact_log(store, game_id, result.log_chunks)
+    return MoveResult(body, result.version, game=updated)
+
+
+def _compact_log(store: Store, game_id: str, chunks: int) -> None:
+    """Fold old log lines (:mod:`api.logcodec`); a failure only postpones it to a later move."""
+    try:
+        store.compact_log(game_id, chunks)
+    except redis.RedisError:
+        log.warning("log compaction of %s postponed", game_id, exc_info=True)
 
 
 # -- reads ------------------------------------------------------------------------------

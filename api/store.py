@@ -6,11 +6,13 @@ from __future__ import annotations
 import importlib.resources
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
 import redis
 
+from api import logcodec
 from api.keys import Keys
 
 STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
@@ -43,11 +45,17 @@ def connect(url: str, max_block_seconds: float = 30.0) -> redis.Redis:
 
 @dataclass(frozen=True)
 class Record:
-    """What the state hash holds: the version, the game's metadata and the engine state."""
+    """What the state hash holds: the version, the game's metadata (JSON) and the engine
+    state (JSON). Both stay bytes until asked for: a process that has seen this version
+    already holds them parsed (:class:`api.service.GameCache`)."""
 
     version: int
-    meta: dict[str, Any]
+    meta_json: bytes
     state: bytes | None
+
+    @cached_property
+    def meta(self) -> dict[str, Any]:
+        return orjson.loads(self.meta_json)
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,8 @@ class Commit:
     version: int = 0
     event_id: str = ""
     record: bytes = b""
+    log_plain: int = 0  # plain lines at the log's end (``ok`` only)
+    log_chunks: int = 0  # chunks in front of them
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,7 @@ class Store:
         self.redis = client
         self.keys = Keys(prefix)
         self._commit = client.register_script(_lua("commit.lua"))
+        self._compact = client.register_script(_lua("compact.lua"))
         self._rate = client.register_script(_lua("ratelimit.lua"))
 
     # -- the hot path --------------------------------------------------------------------
@@ -109,7 +120,7 @@ class Store:
         version, meta, state = self.execute("HMGET", self.keys.state(game_id), "version", "meta", "state")
         if version is None or meta is None:
             return None
-        return Record(int(version), orjson.loads(meta), state)
+        return Record(int(version), meta, state)
 
     def snapshot(self, game_id: str) -> tuple[Record | None, str]:
         """The record and the id of the last event, read atomically (MULTI)."""
@@ -120,7 +131,7 @@ class Store:
         if version is None or meta is None:
             return None, "0-0"
         last_id = _s(last[0][0]) if last else "0-0"
-        return Record(int(version), orjson.loads(meta), state), last_id
+        return Record(int(version), meta, state), last_id
 
     def get_idempotency(self, game_id: str, seat: int, key: str) -> bytes | None:
         return self.redis.get(self.keys.idem(game_id, seat, key))
@@ -146,10 +157,24 @@ class Store:
         return [_event(r) for r in rows]
 
     def event_count(self, game_id: str) -> int:
-        return int(self.redis.xlen(self.keys.events(game_id)))
+        """Events ever added to the game's stream (trimmed ones included; Redis >= 7)."""
+        try:
+            info = self.redis.xinfo_stream(self.keys.events(game_id))
+        except redis.ResponseError:  # no such stream
+            return 0
+        return int(info["entries-added"])
 
     def read_log(self, game_id: str) -> list[bytes]:
-        return list(self.redis.lrange(self.keys.log(game_id), 0, -1))
+        """The game log's lines (chunks expanded: :mod:`api.logcodec`)."""
+        return logcodec.expand(self.redis.lrange(self.keys.log(game_id), 0, -1))
+
+    def first_event(self, game_id: str) -> tuple[str, int] | None:
+        """The id and version of the oldest event the stream still holds."""
+        rows = self.redis.xrange(self.keys.events(game_id), count=1)
+        if not rows:
+            return None
+        event = _event(rows[0])
+        return event.id, int(event.fields["v"])
 
     def ping(self) -> bool:
         return bool(self.redis.ping())
@@ -166,10 +191,12 @@ class Store:
         log_lines: list[bytes],
         ttl: int,
         idem: tuple[int, str, bytes, int] | None = None,
+        events_keep: int = 0,
     ) -> Commit:
         """Compare-and-set: write everything if the version is still ``expected_version``.
 
         ``idem`` is (seat, key, record, ttl): the response stored for an Idempotency-Key.
+        ``events_keep``: trim the event stream to about that many entries (0: keep all).
         """
         k = self.keys
         keys = [k.state(game_id), k.events(game_id), k.log(game_id)]
@@ -185,6 +212,7 @@ class Store:
             record,
             int(idem_ttl),
             k.wake(game_id),
+            int(events_keep),
             len(event),
         ]
         for name, value in event.items():
@@ -193,10 +221,21 @@ class Store:
         reply = self._script(self._commit, keys, args)
         outcome = _s(reply[0])
         if outcome == "ok":
-            return Commit("ok", int(reply[1]), _s(reply[2]))
+            return Commit("ok", int(reply[1]), _s(reply[2]), log_plain=int(reply[3]), log_chunks=int(reply[4]))
         if outcome == "stale":
             return Commit("stale", int(reply[1]))
         return Commit("replay", record=reply[1])
+
+    def compact_log(self, game_id: str, chunks: int) -> bool:
+        """Fold the oldest ``logcodec.CHUNK`` plain lines of the log into one chunk;
+        ``chunks`` is the count the last commit reported. False when another process did
+        it first (or the log changed shape): nothing is written then."""
+        key = self.keys.log(game_id)
+        lines = self.execute("LRANGE", key, chunks, chunks + logcodec.CHUNK - 1)
+        if len(lines) < logcodec.CHUNK or any(logcodec.is_chunk(line) for line in lines):
+            return False
+        keys = [self.keys.state(game_id), key]
+        return bool(self._script(self._compact, keys, [chunks, logcodec.CHUNK, logcodec.pack(lines)]))
 
     # -- rate limits ---------------------------------------------------------------------
     def rate_limit(self, counters: list[tuple[str, str, int]], window_s: int) -> int:

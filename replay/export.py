@@ -2,7 +2,8 @@
 
 Two sources: the API (``GET {url}/games/{id}/log``, what anyone may download once the game
 is over) or Redis directly (the list ``{prefix}:{<id>}:log`` that ``api/store.py`` appends
-to in the same transaction as each move; prefix from ``CANASTA_KEY_PREFIX``). Either way the
+to in the same transaction as each move, old lines folded into chunks by
+``api/logcodec.py``; prefix from ``CANASTA_KEY_PREFIX``). Either way the
 bytes are checked to be a readable log that ends with its game_end line before they are
 written: an export is meant to be an audit record, so an unfinished game is refused.
 """
@@ -13,6 +14,7 @@ import os
 import re
 import tempfile
 import urllib.parse
+import zlib
 from pathlib import Path
 
 from replay.reader import GAME_END, Unreadable, parse_bytes
@@ -47,7 +49,19 @@ def fetch_redis(game_id: str, url: str, prefix: str | None = None) -> bytes:
         raise ExportError(f"redis {url}: {e}") from None
     if not items:
         raise ExportError(f"no log for game {game_id} under {log_key(game_id, prefix)!r}")
-    return b"".join(item.rstrip(b"\n") + b"\n" for item in items)
+    return b"".join(line.rstrip(b"\n") + b"\n" for line in _expand(items))
+
+
+def _expand(items: list[bytes]) -> list[bytes]:
+    """The stored entries as log lines: the API folds old lines into deflated chunks."""
+    try:
+        from api.logcodec import expand
+    except ImportError:  # the replay tool installed without the API: plain lines only
+        return items
+    try:
+        return expand(items)
+    except (ValueError, zlib.error) as e:
+        raise ExportError(f"a stored log chunk cannot be read: {e}") from None
 
 
 def fetch_api(game_id: str, base_url: str, timeout: float = 60.0) -> bytes:

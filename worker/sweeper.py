@@ -15,8 +15,6 @@ import time
 from collections import Counter
 from typing import Any
 
-import orjson
-
 from api.keys import Keys as ApiKeys
 from api.service import game_from_record
 from api.store import Record
@@ -32,7 +30,7 @@ BATCH = 500
 def _record(version: Any, meta: Any, state: Any) -> Record | None:
     if version is None or meta is None:
         return None
-    return Record(int(version), orjson.loads(meta), state)
+    return Record(int(version), meta, state)
 
 
 def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:

@@ -59,9 +59,23 @@ def events(game_id: str) -> Response:
     return _poll(c.store, game, seat, last_id, after, wait)
 
 
+def _id_key(event_id: str) -> tuple[int, int]:
+    ms, _, seq = event_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _missed(store: Store, game_id: str, cursor: str) -> bool:
+    """Whether events after ``cursor`` were trimmed from the stream (``events_keep``): the
+    oldest event held is not the game's first and is newer than the reader's cursor. (A
+    reader whose own last event was trimmed but nothing after it may get a snapshot it did
+    not strictly need; a snapshot is always correct.)"""
+    first = store.first_event(game_id)
+    return first is not None and first[1] > 1 and _id_key(cursor) < _id_key(first[0])
+
+
 def _poll(store: Store, game: service.Game, seat: int | None, last_id: str, after: str | None, wait: float) -> Response:
     headers = {"Cache-Control": "no-store"}
-    if after is None:
+    if after is None or _missed(store, game.id, after):
         body = {"snapshot": service.game_view(game, seat), "events": [], "last_id": last_id}
         return json_response(body, headers=headers)
     found = store.wait_events(game.id, after, int(wait * 1000))
@@ -81,7 +95,7 @@ def _sse(store: Store, game: service.Game, seat: int | None, last_id: str, resum
         cursor = resume
         over = game.status == "over"
         yield "retry: 2000\n\n"
-        if cursor is None:
+        if cursor is None or _missed(store, game.id, cursor):
             snapshot = service.game_view(game, seat)
             yield _sse_message(last_id, "snapshot", snapshot)
             cursor = last_id

@@ -73,12 +73,36 @@ def test_an_idempotent_retry_on_the_cached_path_replays(client: FlaskClient) -> 
 def test_the_cache_holds_immutable_states_and_is_bounded() -> None:
     cache = service.GameCache(size=3)
     for v in range(1, 6):
-        cache.put("g", v, b'{"status":"playing"}', None)
+        cache.put("g", v, {"status": "playing"}, None)
     assert cache.get("g", 1) is None and cache.get("g", 2) is None
-    assert cache.get("g", 5) == (b'{"status":"playing"}', None)
-    service.CACHE.put("gcachetest01", 3, orjson.dumps({"status": "waiting", "seats": []}), None)
+    assert cache.get("g", 5) == ({"status": "playing"}, None)
+    service.CACHE.put("gcachetest01", 3, {"status": "waiting", "seats": []}, None)
     a, b = service.cached_game("gcachetest01", 3), service.cached_game("gcachetest01", 3)
-    assert a is not None and b is not None and a.meta == b.meta and a.meta is not b.meta  # fresh dicts
+    assert a is not None and b is not None and a.meta is b.meta  # one parsed meta per version
+
+
+def test_the_service_never_changes_a_cached_meta(client: FlaskClient) -> None:
+    """Cached metas are shared by every request on that version: joining, handing a seat to a
+    bot and moving must build new dicts, never change the one read."""
+    import copy
+
+    created = client.post("/games", json={"preset": "classic", "seats": [{"name": "a"}, None, None, None]}).get_json()
+    gid = created["id"]
+    token = created["seats"][0]["token"]
+    seen = []
+    for step in range(3):
+        version = int(client.get(f"/games/{gid}").headers["ETag"].strip('"'))
+        cached = service.cached_game(gid, version)
+        assert cached is not None
+        seen.append((cached.meta, copy.deepcopy(cached.meta)))
+        if step == 0:
+            assert client.post(f"/games/{gid}/seats/1", json={"name": "b"}).status_code == 200
+        else:
+            r = client.post(f"/games/{gid}/seats/{step + 1}/bot", json={"bot": "random"},
+                            headers={"Authorization": f"Bearer {token}"})
+            assert r.status_code == 200
+    for meta, before in seen:
+        assert meta == before
 
 
 def test_event_data_codec_round_trip() -> None:
@@ -99,10 +123,13 @@ def test_old_and_new_event_entries_render_alike(seat: int | None) -> None:
     shared = {"move": {"seat": 1, "action": {"type": "draw"}, "move": 7, "drew": 1}}
     per_viewer = {None: shared, 0: shared, 1: {"move": {**shared["move"], "cards": ["KH"]}}, 2: shared, 3: shared}
     new = {**service._event_fields(envelope, per_viewer), "v": b"8"}
-    assert set(new) == {"v", "e", "z"}
-    old = {"v": b"8", "e": orjson.dumps(envelope), "p": orjson.dumps(shared),
-           "s1": orjson.dumps(per_viewer[1])}
-    assert service.render_event("1-0", new, seat) == service.render_event("1-0", old, seat)
+    assert set(new) == {"v", "w"}
+    public, seats = orjson.dumps(shared), {1: orjson.dumps(per_viewer[1])}
+    with_z = {"v": b"8", "e": orjson.dumps(envelope), "z": eventcodec.encode(public, seats)}
+    oldest = {"v": b"8", "e": orjson.dumps(envelope), "p": public, "s1": seats[1]}
+    rendered = service.render_event("1-0", new, seat)
+    assert rendered == service.render_event("1-0", with_z, seat) == service.render_event("1-0", oldest, seat)
+    assert service.event_envelope(new) == envelope
 
 
 def test_stream_entries_hold_the_compact_data(client: FlaskClient, store: Store) -> None:
@@ -110,8 +137,9 @@ def test_stream_entries_hold_the_compact_data(client: FlaskClient, store: Store)
     seat, etag = _draw_phase_seat(t)
     assert t.move(seat, {"type": "draw"}, etag).status_code == 200
     last = store.events_after(t.id, "0-0")[-1]
-    assert set(last.fields) == {"v", "e", "z"}
-    assert orjson.loads(last.fields["e"])["type"] == "move"  # plain: other readers parse it
+    assert set(last.fields) == {"v", "w"}
+    assert len(last.fields["w"]) < 80  # envelope and data of a draw, deflated
+    assert service.event_envelope(last.fields)["type"] == "move"
     mine = service.render_event(last.id, last.fields, seat)["data"]["move"]
     theirs = service.render_event(last.id, last.fields, (seat + 1) % 4)["data"]["move"]
     assert len(mine["cards"]) == mine["drew"] and "cards" not in theirs

@@ -56,6 +56,9 @@ def test_whole_game_over_http(client: FlaskClient, store: Store) -> None:
     assert list(end.totals) == final["view"]["totals"]
     # one event per version, nothing lost or doubled
     assert store.event_count(t.id) == final["version"] == int(etag.strip('"'))
+    # the stream keeps only the recent events (events_keep), consecutive up to the last
+    kept = [int(e.fields["v"]) for e in store.events_after(t.id, "0-0", 100_000)]
+    assert 100 <= len(kept) < 300 and kept == list(range(kept[0], final["version"] + 1))
     # finished games expire after the retention period
     ttl = store.redis.ttl(store.keys.state(t.id))
     assert 0 < ttl <= client.application.extensions["canasta"].settings.retention_seconds

@@ -8,12 +8,12 @@ import re
 from collections import Counter
 from typing import Any
 
-import orjson
 import pytest
 from api_helpers import Table, auth
 from flask.testing import FlaskClient
 
 import engine
+from api import service
 from api.store import Store
 from engine.cards import CODES, hand_codes
 
@@ -87,8 +87,9 @@ def check_view(view: dict[str, Any] | None, s: engine.State, seat: int | None, w
 
 
 def _game(store: Store, game_id: str) -> engine.State:
-    raw = store.redis.hget(store.keys.state(game_id), "state")
-    return engine.State.from_json(orjson.loads(raw))
+    game = service.load_game(store, game_id)
+    assert game.state is not None
+    return game.state
 
 
 @pytest.mark.parametrize(("preset", "players", "seed", "max_moves"), GAMES)

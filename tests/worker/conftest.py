@@ -43,6 +43,7 @@ def worker_env(wprefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CANASTA_BOT_LEASE_MS", str(LEASE_MS))
     monkeypatch.setenv("CANASTA_BOT_BUDGET_MS", "5")
     monkeypatch.setenv("CANASTA_BOT_SWEEP_SECONDS", "0.5")
+    monkeypatch.setenv("CANASTA_EVENTS_KEEP", "0")  # the tests check every version's event
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +56,7 @@ def rclient(redis_url: str) -> Iterator[Any]:  # noqa: F811
 @pytest.fixture(scope="session")
 def wsettings(redis_url: str, wprefix: str) -> Settings:  # noqa: F811
     return Settings.from_env({"redis_url": redis_url, "key_prefix": wprefix, "test_seeds": True,
-                              "rate_limit_enabled": False})
+                              "rate_limit_enabled": False, "events_keep": 0})
 
 
 @pytest.fixture(scope="session")
