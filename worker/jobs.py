@@ -35,6 +35,7 @@ from rq.job import Job, JobStatus
 
 from api.keys import Keys as ApiKeys
 from worker.config import Keys, WorkerConfig
+from worker.lease import Script, execute
 
 log = logging.getLogger("canasta.worker")
 
@@ -113,9 +114,18 @@ def _enqueue(redis: Any, cfg: WorkerConfig, game_id: str, version: int, attempt:
     return jid
 
 
+DISCARD = Script(_DISCARD)
+
+
+def discard_command(prefix: str, game_id: str, version: int) -> tuple[Any, ...]:
+    """The command of :func:`discard_awaiting`, to send with others (``worker.lease.execute``)."""
+    return DISCARD.command([Keys(prefix).awaiting()], [game_id, int(version)])
+
+
 def discard_awaiting(redis: Any, prefix: str, game_id: str, version: int) -> bool:
     """Forget that ``game_id`` awaits a bot, unless it was noticed at a newer version."""
-    return bool(redis.eval(_DISCARD, 1, Keys(prefix).awaiting(), game_id, int(version)))
+    (reply,) = execute(redis, discard_command(prefix, game_id, version), scripts=(DISCARD,))
+    return bool(reply)
 
 
 def ensure_job(redis: Any, cfg: WorkerConfig, game_id: str, version: int, grace_seconds: float | None = None) -> str:

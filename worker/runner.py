@@ -13,14 +13,21 @@ import random
 import time
 from typing import Any
 
-import engine
 from api.config import Settings
 from api.errors import ApiError
+from api.keys import Keys as ApiKeys
 from api.service import Game, apply_move, game_from_record
 from api.store import Store
 from worker import bots
 from worker.config import Keys, WorkerConfig
-from worker.jobs import current_prefix, discard_awaiting, ensure_job, playing
+from worker.jobs import (
+    DISCARD,
+    current_prefix,
+    discard_awaiting,
+    discard_command,
+    ensure_job,
+    playing,
+)
 from worker.lease import Lease
 
 log = logging.getLogger("canasta.worker")
@@ -67,6 +74,7 @@ class BotRun:
         self.store = store_for(redis, cfg.prefix)
         self.settings = settings_for(cfg.prefix)
         self.lease = Lease(redis, Keys(cfg.prefix).lease(game_id), token, cfg.lease_ms)
+        self.state_key = ApiKeys(cfg.prefix).state(game_id)
         self.moves = 0
         self.illegal = 0
 
@@ -100,23 +108,33 @@ class BotRun:
             return self._result("busy", game)  # the holder re-reads after releasing
         started = time.monotonic()
         while True:
-            game, handoff = self._play(attempt, started)
-            self.lease.release()
+            game, handoff = self._play(attempt, started, game)
             if handoff:
+                self.lease.release()
                 assert game is not None
                 ensure_job(self.redis, self.cfg, self.game_id, game.version, grace_seconds=0)
                 return self._result("handed_off", game)
-            game = self.load()  # a move that raced with the release is ours to play
+            # Release, and read the version with the release: a move that raced with it is
+            # ours to play. The game at a version never changes, so an unchanged version
+            # means the game in hand is current (no read). Its wait is forgotten in the same
+            # round trip when no bot is to act in it (a removal at this version never hides
+            # a newer wait: the awaiting set's scores only grow).
+            settled = game is not None and bot_to_act(game) is None
+            also = (discard_command(self.cfg.prefix, self.game_id, game.version),) if settled else ()
+            current, _ = self.lease.release_and_version(self.state_key, *also, scripts=(DISCARD,))
+            if game is None or current != game.version:
+                game = self.load()
+                settled = False
             if bot_to_act(game) is None:
-                if game is not None:
+                if game is not None and not settled:
                     discard_awaiting(self.redis, self.cfg.prefix, self.game_id, game.version)
                 return self._result("done", game)
             if not self.lease.acquire():
                 return self._result("handed_over", game)
 
-    def _play(self, attempt: int, started: float) -> tuple[Game | None, bool]:
-        """Move while a bot is to act; (last game read, whether the time slice ran out)."""
-        game: Game | None = None
+    def _play(self, attempt: int, started: float, game: Game | None) -> tuple[Game | None, bool]:
+        """Move while a bot is to act, from ``game`` (None: read it); (the last game read or
+        committed, whether the time slice ran out)."""
         renewed = time.monotonic()
         while True:
             if game is None:
@@ -130,7 +148,8 @@ class BotRun:
             seat = game.state.to_act
             action = self.decide(name if attempt < FALLBACK_AFTER and self.illegal == 0 else "random", game, seat)
             try:
-                result = apply_move(self.store, self.game_id, seat, action, game.version, settings=self.settings)
+                result = apply_move(self.store, self.game_id, seat, action, game.version,
+                                    settings=self.settings, game=game, view=False)
             except ApiError as e:
                 game = None
                 if e.status == 412:
@@ -143,7 +162,7 @@ class BotRun:
                     raise
                 continue
             self.moves += 1
-            game = self._next(game, seat, action, result.version)
+            game = self._next(result.game)
             now = time.monotonic()
             if now - renewed > self.cfg.lease_ms / 3000.0:
                 renewed = now
@@ -151,21 +170,10 @@ class BotRun:
                     return self.load(), False  # another job took the game over
 
     @staticmethod
-    def _next(game: Game, seat: int, action: dict[str, Any], version: int) -> Game | None:
-        """The game after our accepted move, without reading it back, when that is certain.
-
-        The engine is pure, so the stored state is ``engine.apply`` of the one we read, unless
-        the hand ended (the API dealt a new deck we cannot know) or the version is not the next
-        one. None means: read it. (A wrong guess could only make the next move stale or
-        illegal, and both are checked by the API against what is stored.)
-        """
-        assert game.state is not None
-        if version != game.version + 1:
-            return None
-        after = engine.apply(game.state, seat, action)
-        if after.phase not in ("draw", "play", "answer"):
-            return None
-        return Game(game.id, version, game.meta, after)
+    def _next(committed: Game | None) -> Game | None:
+        """The game as our accepted move committed it (state, meta and version exactly as
+        stored), so the next move needs no read; None (a replayed answer): read it."""
+        return committed
 
     def decide(self, name: str, game: Game, seat: int) -> dict[str, Any]:
         """The bot's action; its rng is seeded by public facts only (game, version, seat)."""

@@ -169,3 +169,63 @@ def test_a_retried_run_plays_on_from_where_the_failed_one_stopped(wstore: Store,
     result = BotRun(rclient, cfg, gid, "retry").run(v - 1, retry=True)
     assert result["outcome"] == "done" and result["moves"] > 0
     assert service.load_game(wstore, gid).state.to_act == 1
+
+
+def test_release_reads_the_version_with_the_release_and_frees_only_its_own_lease(
+        wstore: Store, wsettings: Settings, rclient: Any, cfg: WorkerConfig) -> None:
+    from worker.lease import Lease
+
+    created = new_game(wstore, wsettings, [{"name": "h"}, {"bot": "greedy"}], preset="finnish-2p", seed=15)
+    gid = created["id"]
+    version = service.load_game(wstore, gid).version
+    key, state_key = Keys(cfg.prefix).lease(gid), wstore.keys.state(gid)
+    mine = Lease(rclient, key, "mine", 5000)
+    assert mine.acquire() and not Lease(rclient, key, "other", 5000).acquire()
+    assert mine.renew()
+    assert mine.release_and_version(state_key)[0] == version
+    assert rclient.get(key) is None and not mine.held
+    # an expired lease taken over by another job: the release leaves the new holder's alone
+    theirs = Lease(rclient, key, "theirs", 5000)
+    assert theirs.acquire()
+    mine.held = True  # it believes it still holds it
+    assert mine.release_and_version(state_key)[0] == version
+    assert rclient.get(key) == b"theirs"
+    theirs.release()
+    assert rclient.get(key) is None
+    # a script the server does not know (lost, or never loaded) is loaded and run again
+    import uuid
+
+    from worker.lease import Script, execute
+
+    fresh = Script(f"return ARGV[1] -- {uuid.uuid4().hex}")
+    assert execute(rclient, fresh.command([], ["x"]), ("GET", key), scripts=(fresh,)) == [b"x", None]
+
+
+def test_the_worker_beats_its_heartbeat_in_one_round_trip_and_not_before_every_job(rclient: Any,
+                                                                                   cfg: WorkerConfig) -> None:
+    from worker.cli import HEARTBEAT_SECONDS, _make_worker
+
+    w = _make_worker(rclient, cfg)
+    sent: list[int] = []
+    real = rclient.connection_pool.get_connection
+
+    def counting(*a: Any, **k: Any) -> Any:
+        sent.append(1)
+        return real(*a, **k)
+
+    rclient.connection_pool.get_connection = counting  # type: ignore[method-assign]
+    try:
+        w.heartbeat()
+        w.heartbeat()  # a beat younger than HEARTBEAT_SECONDS is not sent again
+        assert len(sent) == 1  # hset + 2 expires, pipelined
+        w.last_heartbeat = w.last_heartbeat - timedelta(seconds=HEARTBEAT_SECONDS + 1)
+        w.heartbeat()
+        assert len(sent) == 2
+        w.heartbeat(timeout=600)  # an explicit ttl always goes out
+        assert len(sent) == 3
+    finally:
+        del rclient.connection_pool.get_connection
+    try:
+        assert rclient.ttl(w.key) > 500
+    finally:
+        rclient.delete(w.key)
