@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.resources
 import re
+import threading
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -83,29 +84,27 @@ class Store:
     def __init__(self, client: redis.Redis, prefix: str = "canasta") -> None:
         self.redis = client
         self.keys = Keys(prefix)
+        self._local = threading.local()  # execute(): one connection per thread
         self._commit = client.register_script(_lua("commit.lua"))
         self._compact = client.register_script(_lua("compact.lua"))
         self._rate = client.register_script(_lua("ratelimit.lua"))
 
     # -- the hot path --------------------------------------------------------------------
     def execute(self, *args: Any) -> Any:
-        """One command on a connection of the client's pool, with the client's retry (a
-        failed try disconnects, the next one reconnects) and its exceptions, but without the
-        per-command layers of ``Redis.execute_command`` (argument checks, observability
-        hooks, response callbacks): those cost more CPU than the command itself. The reply
-        is the parser's raw reply (bytes, lists, None)."""
+        """One command with the client's retry (a failed try disconnects, the next one
+        reconnects) and its exceptions, but without the per-command layers of
+        ``Redis.execute_command`` (argument checks, observability hooks, response callbacks)
+        and without the pool's checkout (a lock and a poll of the socket per command): each
+        thread keeps a connection of its own, made by the client's pool with its settings.
+        Every reply is read in full, so a connection is always in step for the next
+        command. The reply is the parser's raw reply (bytes, lists, None)."""
         packed = [pack(args)]
-        pool = self.redis.connection_pool
-        conn = pool.get_connection()
-        try:
-            return conn.retry.call_with_retry(lambda: _send_read(conn, packed), lambda _error: conn.disconnect())
-        finally:
-            try:
-                if conn.should_reconnect():
-                    conn.disconnect()
-                    conn.connect()
-            finally:
-                pool.release(conn)
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self.redis.connection_pool.make_connection()
+        if conn.should_reconnect():
+            conn.disconnect()
+        return conn.retry.call_with_retry(lambda: _send_read(conn, packed), lambda _error: conn.disconnect())
 
     def _script(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         """EVALSHA, loading the script when the server has lost it (as redis-py's Script)."""

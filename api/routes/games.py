@@ -10,6 +10,7 @@ from api import service
 from api.errors import ApiError
 from api.http import (
     _ETAG_RE,
+    LoadedBodies,
     bearer_token,
     bool_arg,
     check_game_id,
@@ -28,6 +29,7 @@ _create = CreateGameSchema()
 _join = JoinSchema()
 _bot = BotSchema()
 _move = MoveSchema()
+_moves_loaded = LoadedBodies()  # move bodies repeat: each distinct one is validated once
 
 
 @bp.post("/games")
@@ -106,7 +108,7 @@ def _post_move(game_id: str, token: str, cached: service.Game | None) -> Respons
     seat = service.authenticate(game, token)
     assert seat is not None
     dry_run = bool_arg("dry_run")
-    body = json_body(_move)
+    body = json_body(_move, _moves_loaded)
     expected = if_match_version()
     key = idempotency_key()
     if game.is_bot(seat):
