@@ -167,3 +167,25 @@ def test_lean_commands_pack_and_reload_a_lost_script(store: Store) -> None:
         assert store._rate.sha == real
     finally:
         store.redis.delete(store.keys.rate("addr", "fast-paths-noscript", 10))
+
+
+def test_loaded_move_bodies_are_memoised_as_fresh_copies(client: FlaskClient) -> None:
+    from api.http import LoadedBodies
+
+    memo = LoadedBodies(size=2)
+    memo.put(b'{"action":{"type":"draw"}}', {"action": {"type": "draw"}})
+    first, second = memo.get(b'{"action":{"type":"draw"}}'), memo.get(b'{"action":{"type":"draw"}}')
+    assert first == second == {"action": {"type": "draw"}} and first is not second
+    first["action"]["type"] = "pass"  # a caller changing its copy changes nothing stored
+    assert memo.get(b'{"action":{"type":"draw"}}') == {"action": {"type": "draw"}}
+    memo.put(b"x" * 600, {"big": True})  # large bodies are not kept
+    assert memo.get(b"x" * 600) is None
+    memo.put(b"1", {"a": 1})
+    memo.put(b"2", {"a": 2})
+    assert memo.get(b'{"action":{"type":"draw"}}') is None  # bounded, oldest out
+    # through the route: the same invalid body is refused every time, never remembered
+    t = Table(client, four_humans(seed=15))
+    seat, etag = _draw_phase_seat(t)
+    for _ in range(2):
+        r = t.move(seat, {"type": "draw", "extra": 1}, etag)
+        assert r.status_code == 422 and r.get_json()["code"] == "invalid_request"
