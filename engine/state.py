@@ -274,8 +274,10 @@ def _deck_in(text: str) -> tuple[int, ...]:
     return tuple(parse_card(text[i:i + 2]) for i in range(0, len(text), 2))
 
 
+@lru_cache(maxsize=4096)
 def _hand_out(hand: tuple[int, ...]) -> str:
-    """A hand as compact text: card codes joined, copies repeated ("7H7HJK")."""
+    """A hand as compact text: card codes joined, copies repeated ("7H7HJK"). Cached: a move
+    changes one hand, so the others' text is the previous state's."""
     return "".join(CODES[k] * n for k, n in enumerate(hand) if n)
 
 
