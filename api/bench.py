@@ -31,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from api import procstat
 from api.embedded import EmbeddedRedis
 from api.serve import gunicorn_command, wait_healthy
 
@@ -374,7 +375,7 @@ def drive(port: int, args: dict[str, Any], server_pids: list[int], redis_url: st
 
     def server_cpu() -> dict[str, float]:
         info = r.info("cpu")
-        return {"gunicorn": sum(_proc_cpu(p) for p in server_pids),
+        return {"gunicorn": sum(procstat.cpu_seconds(p) for p in server_pids),
                 "redis": float(info["used_cpu_user"]) + float(info["used_cpu_sys"])}
 
     try:
@@ -385,30 +386,10 @@ def drive(port: int, args: dict[str, Any], server_pids: list[int], redis_url: st
         r.close()
 
 
-def _proc_cpu(pid: int) -> float:
-    """user + system CPU seconds of a process (Linux /proc)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            parts = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
 
 
-def _loadavg() -> str:
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "n/a"
 
 
 # -- the run ------------------------------------------------------------------------------
@@ -435,19 +416,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         server = subprocess.Popen(gunicorn_command(HOST, port, args.workers, args.threads), env=env)
         if not wait_healthy(f"http://{HOST}:{port}", server, timeout=30):
             raise RuntimeError("the API did not start")
-        workers = _children(server.pid)
+        workers = procstat.children(server.pid)
         ctx = multiprocessing.get_context("spawn")
         queue = ctx.Queue()
         params = {k: getattr(args, k) for k in ("games", "seconds", "warmup", "health_seconds", "max_moves",
                                                 "seed", "rate")}
-        load_before = _loadavg()
+        load_before = procstat.loadavg()
         proc = ctx.Process(target=drive, args=(port, params, [server.pid, *workers], url, queue))
         proc.start()
         stats = queue.get(timeout=args.seconds + args.warmup + 2 * args.health_seconds + 180)
         proc.join(30)
         if "fatal" in stats:
             raise RuntimeError(f"the load generator failed: {stats['fatal']}")
-        stats["loadavg"] = (load_before, _loadavg())
+        stats["loadavg"] = (load_before, procstat.loadavg())
         store = Store(redis.Redis.from_url(url), prefix)
         games = stats["active_games"]
         sizes = [store.memory_of_game(g) for g in games]

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from api import procstat
 from worker.stats import percentile
 
 PAIRINGS = [
@@ -235,32 +236,12 @@ def _envelope(fields: Any) -> dict[str, Any]:
     return event_envelope({k.decode() if isinstance(k, bytes) else k: v for k, v in fields.items()})
 
 
-def _proc_cpu(pid: int) -> float:
-    """user + system CPU seconds of a process (Linux /proc; 0 if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            parts = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (the worker supervisor and its pool)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                todo.extend(int(x) for x in f.read().split())
-        except OSError:
-            pass
-    return out
 
 
 def _cpu_by_pid(pid: int) -> dict[int, float]:
-    return {p: _proc_cpu(p) for p in _tree(pid)}
+    return {p: procstat.cpu_seconds(p) for p in procstat.tree(pid)}
 
 
 def _redis_cpu(redis: Any) -> float:
@@ -271,12 +252,6 @@ def _redis_cpu(redis: Any) -> float:
         return float("nan")
 
 
-def _loadavg() -> str:
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "n/a"
 
 
 def latency(args: argparse.Namespace) -> int:
@@ -328,7 +303,7 @@ def latency(args: argparse.Namespace) -> int:
         for th in threads:
             th.start()
         time.sleep(args.warmup)
-        load_before = _loadavg()
+        load_before = procstat.loadavg()
         cpu_before, redis_before = _cpu_by_pid(proc.pid), _redis_cpu(store.redis)
         started = time.perf_counter()
         time.sleep(args.seconds)
@@ -356,7 +331,7 @@ def latency(args: argparse.Namespace) -> int:
         print(f"worker CPU by process: supervisor and sweeper {by_pid.get(proc.pid, 0.0):.1f} s, "
               f"pool {', '.join(f'{v:.1f}' for v in others)} s")
         print(f"human reads {res.loads}  rescued waits {res.rescues}  bot turns in the warm-up {res.warmup_turns}  "
-              f"load average before {load_before}, after {_loadavg()}")
+              f"load average before {load_before}, after {procstat.loadavg()}")
         met = p50 <= 30 and p99 <= 150
         print(f"goal p50 <= 30 ms, p99 <= 150 ms: {'met' if met else 'MISSED'}")
         if args.think_ms == 0:  # the humans play as fast as they can: the bots' capacity

@@ -1,0 +1,44 @@
+"""CPU time and load of local processes, from Linux ``/proc``: what the benchmarks report
+beside their rates, so that runs on a busy machine can still be compared."""
+
+from __future__ import annotations
+
+import os
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            parts = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of a process."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children(p))
+    return out
+
+
+def loadavg() -> str:
+    """The 1, 5 and 15 minute load averages, as /proc/loadavg prints them."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "n/a"
