@@ -294,3 +294,31 @@ def test_hint(client: FlaskClient) -> None:
         assert_problem(r, 501, "hints_unavailable")
     else:  # pragma: no cover - once the bots exist
         assert r.status_code == 200 and r.get_json()["action"]["type"] == "draw"
+
+
+def test_the_store_recovers_when_redis_comes_back() -> None:
+    """Each thread's hot-path connection (Store.execute) is rebuilt after Redis went away:
+    503 while it is down, normal answers once a server listens again."""
+    from api.embedded import EmbeddedRedis
+
+    first = EmbeddedRedis()
+    url = first.start()
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    app = create_app({"redis_url": url, "rate_limit_enabled": False, "test_seeds": True})
+    c = app.test_client()
+    body = {"preset": "classic", "seats": [{"name": f"p{i}"} for i in range(4)], "seed": 3}
+    try:
+        created = c.post("/games", json=body)
+        assert created.status_code == 201
+        game = created.get_json()["id"]
+        assert c.get(f"/games/{game}").status_code == 200  # the thread's connection is made
+    finally:
+        first.stop()
+    assert_problem(c.get(f"/games/{game}"), 503, "redis_unavailable")
+    second = EmbeddedRedis(port=port)
+    second.start()
+    try:
+        assert_problem(c.get(f"/games/{game}"), 404, "game_not_found")  # a new, empty server
+        assert c.post("/games", json=body).status_code == 201
+    finally:
+        second.stop()
