@@ -10,18 +10,20 @@ the humans through ``api.service.apply_move`` (the HTTP route's path, without HT
 follow each game's event stream. A bot turn's latency is the time between the event that
 ended the previous turn and the event that ends the bot's turn, both stamped by the Redis
 server (stream ids), so it includes the enqueue, the queue wait, the bot's thinking and its
-commits. Goals: p50 <= 30 ms and p99 <= 150 ms per bot turn with 100 games (humans think
-``--think-ms``, 1 s by default); >= 300 bot turns/s (``--think-ms 0``: humans move at once,
-the queue never empties, and the rate is the workers' capacity).
+commits. Goals: p50 <= 30 ms and p99 <= 150 ms per bot turn with 100 games; >= 300 bot
+turns/s (``--think-ms 0``: humans move at once, the queue never empties, and the rate is the
+workers' capacity).
 
 The drivers act as clients would: a human reads its game when the events say it is to act,
 plays its turn's actions from the game its accepted moves return, then only follows the
 events (no polling reads). Reported with the latencies: the CPU per bot turn of the worker
 processes (the pool and its supervisor, from /proc), of the driver threads and of Redis,
 which compares runs on a busy machine better than the latencies do, and the load averages.
-``--think-jitter 0.5`` spreads the think times (the games otherwise stay in step and the
-humans' moves arrive in bursts of ``--games``); ``--warmup`` leaves the first seconds (all
-games start at once) out of the count.
+Humans think ``--think-ms`` ± ``--think-jitter`` (default 1 s ± 50%, uniform): independent
+players, as in a load test's think time. ``--think-jitter 0`` is the worst case: every human
+thinks exactly as long, the games stay in step, and their moves arrive in bursts of
+``--games`` that the workers must drain. ``--warmup`` (5 s) leaves the first seconds, when
+all games start at once, out of the count.
 """
 
 from __future__ import annotations
@@ -367,16 +369,17 @@ def parser() -> argparse.ArgumentParser:
     lt = sub.add_parser("latency", help="bot-turn latency and throughput through Redis and RQ")
     lt.add_argument("--games", type=int, default=100)
     lt.add_argument("--seconds", type=float, default=20.0)
-    lt.add_argument("--warmup", type=float, default=0.0,
-                    help="seconds played before counting (0, the default: the games all start at once, "
-                         "and that first burst counts)")
+    lt.add_argument("--warmup", type=float, default=5.0,
+                    help="seconds played before counting (default 5: the games all start at once, and "
+                         "that first burst is left out; 0 counts it)")
     lt.add_argument("--pool", type=int, default=2)
     lt.add_argument("--drivers", type=int, default=4, help="threads playing the humans")
     lt.add_argument("--think-ms", type=float, default=1000.0,
                     help="a human's thinking time before each turn (0: as fast as possible, for throughput)")
-    lt.add_argument("--think-jitter", type=float, default=0.0,
-                    help="think times uniform in think-ms * (1 +- this), e.g. 0.5; 0 (default): every human "
-                         "thinks exactly --think-ms, so the games stay in step and their moves come in bursts")
+    lt.add_argument("--think-jitter", type=float, default=0.5,
+                    help="think times uniform in think-ms * (1 +- this) (default 0.5: independent players); "
+                         "0: every human thinks exactly --think-ms, so the games stay in step and their moves "
+                         "arrive in bursts of --games (the worst case)")
     lt.add_argument("--bot", default="greedy")
     lt.add_argument("--budget-ms", type=float, default=50.0)
     lt.add_argument("--redis-url", default=None)
