@@ -47,6 +47,16 @@ def etag(version: int) -> str:
     return f'"{version}"'
 
 
+def etag_matches(header: str | None, version: int) -> bool:
+    """Whether ``If-None-Match`` names ``version`` (or is ``*``)."""
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    tags = {part.strip().removeprefix("W/") for part in header.split(",")}
+    return etag(version) in tags
+
+
 def check_game_id(game_id: str) -> str:
     if not GAME_ID_RE.match(game_id):
         raise ApiError(404, "game_not_found", "There is no such game.")

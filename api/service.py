@@ -556,12 +556,6 @@ def _compact_log(store: Store, game_id: str, chunks: int) -> None:
 
 
 # -- reads ------------------------------------------------------------------------------
-def read_view(store: Store, game_id: str, token: str | None) -> tuple[dict[str, Any], int]:
-    game = load_game(store, game_id)
-    seat = authenticate(game, token)
-    return game_view(game, seat, with_rules=True), game.version
-
-
 def read_log(store: Store, game_id: str) -> list[bytes]:
     game = load_game(store, game_id)
     if game.status != "over":

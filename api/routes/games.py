@@ -16,6 +16,7 @@ from api.http import (
     check_game_id,
     ctx,
     etag,
+    etag_matches,
     idempotency_key,
     if_match_version,
     json_body,
@@ -45,10 +46,13 @@ def create_game() -> Response:
 def get_game(game_id: str) -> Response:
     check_game_id(game_id)
     token = bearer_token()
-    view, version = service.read_view(ctx().store, game_id, token)
-    resp = json_response(view, headers={"ETag": etag(version), "Cache-Control": "no-store"})
-    resp.headers["Vary"] = "Authorization"
-    return resp
+    game = service.load_game(ctx().store, game_id)
+    seat = service.authenticate(game, token)
+    headers = {"ETag": etag(game.version), "Cache-Control": "no-cache", "Vary": "Authorization"}
+    if etag_matches(request.headers.get("If-None-Match"), game.version):
+        # the reader's view at a version never changes: a poller holding it gets 304
+        return Response(status=304, headers=headers)
+    return json_response(service.game_view(game, seat, with_rules=True), headers=headers)
 
 
 @bp.post("/games/<game_id>/seats/<int:seat>")

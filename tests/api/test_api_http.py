@@ -322,3 +322,21 @@ def test_the_store_recovers_when_redis_comes_back() -> None:
         assert c.post("/games", json=body).status_code == 201
     finally:
         second.stop()
+
+
+def test_a_view_poller_gets_304_while_the_version_stands(client: FlaskClient) -> None:
+    t = Table(client, four_humans(seed=41))
+    view, etag = t.view(0)
+    token = t.tokens[0]
+    same = client.get(f"/games/{t.id}", headers=auth(token, **{"If-None-Match": etag}))
+    assert same.status_code == 304 and same.data == b"" and same.headers["ETag"] == etag
+    assert client.get(f"/games/{t.id}", headers=auth(token, **{"If-None-Match": f'W/{etag}, "x"'})).status_code == 304
+    assert client.get(f"/games/{t.id}", headers=auth(token, **{"If-None-Match": '"999"'})).status_code == 200
+    # a bad token is still refused, a move makes the old ETag stale
+    assert_problem(client.get(f"/games/{t.id}", headers=auth("A" * 43, **{"If-None-Match": etag})), 401,
+                   "invalid_token")
+    seat = view["view"]["to_act"]
+    _, seat_etag = t.view(seat)
+    assert t.move(seat, {"type": "draw"}, seat_etag).status_code == 200
+    fresh = client.get(f"/games/{t.id}", headers=auth(token, **{"If-None-Match": etag}))
+    assert fresh.status_code == 200 and fresh.headers["ETag"] != etag
