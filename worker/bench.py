@@ -334,11 +334,13 @@ def latency(args: argparse.Namespace) -> int:
               f"pool {', '.join(f'{v:.1f}' for v in others)} s")
         print(f"human reads {res.loads}  rescued waits {res.rescues}  bot turns in the warm-up {res.warmup_turns}  "
               f"load average before {load_before}, after {procstat.loadavg()}")
-        met = p50 <= 30 and p99 <= 150
-        print(f"goal p50 <= 30 ms, p99 <= 150 ms: {'met' if met else 'MISSED'}")
         if args.think_ms == 0:  # the humans play as fast as they can: the bots' capacity
             met = rate >= 300
-            print(f"goal >= 300 bot turns/s: {'met' if met else 'MISSED'}")
+            print(f"goal >= 300 bot turns/s: {'met' if met else 'MISSED'} "
+                  "(latency at capacity is the queue's; its goal is measured with think time)")
+        else:
+            met = p50 <= 30 and p99 <= 150
+            print(f"goal p50 <= 30 ms, p99 <= 150 ms: {'met' if met else 'MISSED'}")
         return 0 if met else 1
     finally:
         try:
