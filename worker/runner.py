@@ -162,18 +162,12 @@ class BotRun:
                     raise
                 continue
             self.moves += 1
-            game = self._next(result.game)
+            game = result.game  # as committed: the next move needs no read (None for a replay: read)
             now = time.monotonic()
             if now - renewed > self.cfg.lease_ms / 3000.0:
                 renewed = now
                 if not self.lease.renew() and not self.lease.acquire():
                     return self.load(), False  # another job took the game over
-
-    @staticmethod
-    def _next(committed: Game | None) -> Game | None:
-        """The game as our accepted move committed it (state, meta and version exactly as
-        stored), so the next move needs no read; None (a replayed answer): read it."""
-        return committed
 
     def decide(self, name: str, game: Game, seat: int) -> dict[str, Any]:
         """The bot's action; its rng is seeded by public facts only (game, version, seat)."""
