@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 import redis
@@ -24,7 +25,8 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     longest_block = max(settings.poll_max_wait, settings.sse_ping_seconds)
-    app.extensions["canasta"] = Ctx(settings, Store(connect(settings.redis_url, longest_block), settings.key_prefix))
+    store = Store(connect(settings.redis_url, longest_block), settings.key_prefix)
+    app.extensions["canasta"] = Ctx(settings, store, threading.BoundedSemaphore(max(1, settings.max_event_readers)))
     errors.register(app)
 
     @app.errorhandler(redis.exceptions.ConnectionError)

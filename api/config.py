@@ -58,6 +58,9 @@ class Settings:
     # the event stream keeps about this many recent events per game (0: all); a reader
     # resuming from an older id gets a snapshot of its view first
     events_keep: int = 100
+    # open event readers (SSE streams, long-polls that wait) per process: each holds one of
+    # the server's threads, so moves keep the rest (``canasta serve`` sets threads - 4)
+    max_event_readers: int = 12
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -81,6 +84,7 @@ class Settings:
             sse_max_seconds=_env_float("CANASTA_SSE_MAX_SECONDS", cls.sse_max_seconds),
             poll_max_wait=_env_float("CANASTA_POLL_MAX_WAIT", cls.poll_max_wait),
             events_keep=_env_int("CANASTA_EVENTS_KEEP", cls.events_keep),
+            max_event_readers=_env_int("CANASTA_MAX_EVENT_READERS", cls.max_event_readers),
         )
         if overrides:
             s = s.with_overrides(overrides)

@@ -26,10 +26,12 @@ _IDEM_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 @dataclass(frozen=True)
 class Ctx:
-    """Per-process objects: the settings and the Redis store (no game state)."""
+    """Per-process objects: the settings, the Redis store (no game state) and the count of
+    open event readers."""
 
     settings: Settings
     store: Store
+    event_readers: threading.BoundedSemaphore
 
 
 def ctx() -> Ctx:

@@ -23,7 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
     p.add_argument("--threads", type=int, default=16,
-                   help="threads per worker (default 16; each open event stream holds one)")
+                   help="threads per worker (default 16; each open event stream or waiting long-poll "
+                        "holds one: at most threads - 4 of them per worker, CANASTA_MAX_EVENT_READERS)")
     p.add_argument("--redis-url", default=None, help="Redis URL (default: $REDIS_URL, else an embedded Valkey)")
     p.add_argument("--bot-workers", type=int, default=2,
                    help="bot worker processes (default 2: a bot run waits on Redis part of the time, "
@@ -103,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"redis: {url}", flush=True)
         env = {**os.environ, "REDIS_URL": url}
+        # every open event stream holds a thread: leave four of each worker's for moves
+        env.setdefault("CANASTA_MAX_EVENT_READERS", str(max(1, args.threads - 4)))
         api = subprocess.Popen(gunicorn_command(args.host, args.port, args.workers, args.threads, args.access_log),
                                env=env)
         procs.append(api)

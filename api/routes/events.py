@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
@@ -55,8 +56,30 @@ def events(game_id: str) -> Response:
     seat = service.authenticate(game, token)
     polling = "after" in request.args or "wait" in request.args
     if not polling and "text/event-stream" in request.headers.get("Accept", ""):
-        return _sse(c.store, game, seat, last_id, resume, c.settings.sse_ping_seconds, c.settings.sse_max_seconds)
-    return _poll(c.store, game, seat, last_id, after, wait)
+        _take_reader_slot(c.event_readers)
+        try:
+            return _sse(c.store, game, seat, last_id, resume, c.settings.sse_ping_seconds,
+                        c.settings.sse_max_seconds, c.event_readers)
+        except BaseException:
+            c.event_readers.release()
+            raise
+    if after is None or wait <= 0:
+        return _poll(c.store, game, seat, last_id, after, wait)
+    _take_reader_slot(c.event_readers)
+    try:
+        return _poll(c.store, game, seat, last_id, after, wait)
+    finally:
+        c.event_readers.release()
+
+
+def _take_reader_slot(readers: threading.BoundedSemaphore) -> None:
+    """An open stream or a waiting poll holds one of the server's threads until it ends; past
+    ``max_event_readers`` of them a reader is told to come back, so that moves always find a
+    thread (instead of everyone waiting behind the readers)."""
+    if not readers.acquire(blocking=False):
+        raise ApiError(503, "event_readers_busy",
+                       "This server holds as many open event readers as it may; retry shortly "
+                       "(or poll without waiting).", headers={"Retry-After": "5"})
 
 
 def _id_key(event_id: str) -> tuple[int, int]:
@@ -89,7 +112,10 @@ def _sse_message(event_id: str, kind: str, data: object) -> str:
 
 
 def _sse(store: Store, game: service.Game, seat: int | None, last_id: str, resume: str | None,
-         ping: float, max_seconds: float) -> Response:
+         ping: float, max_seconds: float, readers: threading.BoundedSemaphore) -> Response:
+    """The stream; its reader slot is given back when the server closes the response,
+    however the stream ended (done, timed out, or the client went away)."""
+
     def stream() -> Iterator[str]:
         deadline = time.monotonic() + max_seconds
         cursor = resume
@@ -119,4 +145,6 @@ def _sse(store: Store, game: service.Game, seat: int | None, last_id: str, resum
                 yield _sse_message(event.id, body["type"], body)
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return Response(stream_with_context(stream()), mimetype="text/event-stream", headers=headers)
+    response = Response(stream_with_context(stream()), mimetype="text/event-stream", headers=headers)
+    response.call_on_close(readers.release)
+    return response

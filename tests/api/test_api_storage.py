@@ -133,3 +133,30 @@ def test_the_state_is_stored_without_its_rules(long_game: Table, store: Store) -
     assert state.rules == engine.resolve("classic", 4)
     # a state written with its rules (before this format) is read as it is
     assert service.parse_state(orjson.dumps(state.to_json()), {"rules": {}}) == state
+
+
+def test_open_event_readers_are_capped_and_their_slots_come_back(redis_url: str, key_prefix: str) -> None:
+    """Each open stream (or waiting poll) holds a server thread: past max_event_readers a
+    reader gets 503 with Retry-After, never a hang, and a closed stream frees its slot."""
+    from api import create_app
+
+    app = create_app({"redis_url": redis_url, "key_prefix": key_prefix, "test_seeds": True,
+                      "rate_limit_enabled": False, "max_event_readers": 1, "sse_ping_seconds": 0.2,
+                      "sse_max_seconds": 5, "poll_max_wait": 1})
+    client = app.test_client()
+    t = Table(client, four_humans(seed=33))
+    sse = {"Accept": "text/event-stream"}
+    first = client.get(f"/games/{t.id}/events", headers=sse, buffered=False)
+    assert first.status_code == 200
+    busy = client.get(f"/games/{t.id}/events", headers=sse)
+    assert busy.status_code == 503 and busy.get_json()["code"] == "event_readers_busy"
+    assert busy.headers["Retry-After"] == "5"
+    assert client.get(f"/games/{t.id}/events?after=0-0&wait=1").status_code == 503  # a waiting poll too
+    assert client.get(f"/games/{t.id}/events?after=0-0").status_code == 200  # a plain poll holds nothing
+    assert client.get(f"/games/{t.id}").status_code == 200  # moves and views go on
+    first.close()
+    again = client.get(f"/games/{t.id}/events", headers=sse, buffered=False)
+    assert again.status_code == 200
+    again.close()
+    for _ in range(3):  # waiting polls give their slot back when they answer
+        assert client.get(f"/games/{t.id}/events?after=0-0&wait=0.2").status_code == 200
