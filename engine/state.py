@@ -42,7 +42,11 @@ class Meld(NamedTuple):
         return sum(VALUE[k] for k in self.cards)
 
     def is_canasta(self, rules: RuleOptions) -> bool:
-        return len(self.cards) >= rules.canasta_size and self.naturals >= rules.canasta_min_naturals
+        return self.reaches(rules.canasta_size, rules.canasta_min_naturals)
+
+    def reaches(self, canasta_size: int, min_naturals: int) -> bool:
+        """A canasta by these measures (the rules' ``canasta_size``, ``canasta_min_naturals``)."""
+        return len(self.cards) >= canasta_size and self.naturals >= min_naturals
 
     def is_natural(self) -> bool:
         return self.wilds == 0

@@ -26,8 +26,7 @@ def _side_faces(side: tuple[Meld | None, ...], canasta_size: int, min_naturals: 
     for m in side:
         if m is None:
             continue
-        canasta = len(m.cards) >= canasta_size and m.naturals >= min_naturals  # Meld.is_canasta
-        kind = ("mixed" if m.wilds else "natural") if canasta else None
+        kind = ("mixed" if m.wilds else "natural") if m.reaches(canasta_size, min_naturals) else None
         faces.append((RANKS[m.rank], tuple(CODES[k] for k in m.cards), m.naturals, m.wilds, kind))
     return tuple(faces)
 
