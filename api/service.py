@@ -258,9 +258,7 @@ def _state_blob(state: engine.State | None) -> bytes | None:
     once (a third of the state's size)."""
     if state is None:
         return None
-    data = state.to_json()
-    del data["rules"]
-    return orjson.dumps(data)
+    return orjson.dumps(state.to_json(rules=False))
 
 
 def parse_state(blob: bytes, meta: dict[str, Any]) -> engine.State:
@@ -464,7 +462,7 @@ def apply_move(
     store = as_store(redis, settings)
     if game is None or game.id != game_id:
         game = load_game(store, game_id)
-    fingerprint = _fingerprint(action)
+    fingerprint = _fingerprint(action) if idempotency_key is not None else ""  # only keys need it
     if idempotency_key is not None and not dry_run:
         record = store.get_idempotency(game_id, seat, idempotency_key)
         if record is not None:

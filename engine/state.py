@@ -131,11 +131,13 @@ class State(NamedTuple):
         return self.phase == "over"
 
     # -- JSON ---------------------------------------------------------------------------
-    def to_json(self) -> dict[str, Any]:
-        """Plain data that :meth:`from_json` turns back into an equal state."""
-        return {
+    def to_json(self, rules: bool = True) -> dict[str, Any]:
+        """Plain data that :meth:`from_json` turns back into an equal state. ``rules=False``
+        leaves the rule options out, for a store that keeps them once per game: they must
+        then be put back under ``"rules"`` before :meth:`from_json`."""
+        data = {
             "v": 1,
-            "rules": _rules_out(self.rules),
+            "rules": _rules_out(self.rules) if rules else None,
             "phase": self.phase,
             "to_act": self.to_act,
             "turn": self.turn,
@@ -168,6 +170,9 @@ class State(NamedTuple):
             "hand_result": _result_copy(self.hand_result),
             "game_result": _result_copy(self.game_result),
         }
+        if not rules:
+            del data["rules"]
+        return data
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> State:
