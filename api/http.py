@@ -129,8 +129,10 @@ def bearer_token(*, query: bool = False) -> str | None:
     return token
 
 
-def if_match_version() -> int | None:
-    """The version named by ``If-Match`` (428 when missing; None for ``*``; -1 for no version)."""
+def if_match_version(current: int) -> int | None:
+    """The version ``If-Match`` asks for (428 when missing; None for ``*``): ``current``
+    when it is among the listed ETags (RFC 9110 13.1.1: any match will do), else the newest
+    listed (a stale version), else -1 (no ETag of ours: never current)."""
     header = request.headers.get("If-Match")
     if header is None or not header.strip():
         raise ApiError(428, "precondition_required",
@@ -138,6 +140,8 @@ def if_match_version() -> int | None:
     if header.strip() == "*":
         return None
     versions = [int(m.group(1)) for part in header.split(",") if (m := _ETAG_RE.match(part.strip()))]
+    if current in versions:
+        return current
     return max(versions) if versions else -1
 
 

@@ -113,7 +113,7 @@ def _post_move(game_id: str, token: str, cached: service.Game | None) -> Respons
     assert seat is not None
     dry_run = bool_arg("dry_run")
     body = json_body(_move, _moves_loaded)
-    expected = if_match_version()
+    expected = if_match_version(game.version)
     key = idempotency_key()
     if game.is_bot(seat):
         raise ApiError(403, "seat_is_bot", f"Seat {seat} is played by a bot.")

@@ -340,3 +340,14 @@ def test_a_view_poller_gets_304_while_the_version_stands(client: FlaskClient) ->
     assert t.move(seat, {"type": "draw"}, seat_etag).status_code == 200
     fresh = client.get(f"/games/{t.id}", headers=auth(token, **{"If-None-Match": etag}))
     assert fresh.status_code == 200 and fresh.headers["ETag"] != etag
+
+
+def test_if_match_with_a_list_proceeds_when_any_etag_is_current(client: FlaskClient) -> None:
+    t = Table(client, four_humans(seed=3))
+    view, etag = t.view(0)
+    seat = view["view"]["to_act"]
+    version = int(etag.strip('"'))
+    stale = t.move(seat, {"type": "draw"}, f'"{version + 5}", "{version + 9}"')
+    assert stale.status_code == 412 and stale.get_json()["code"] == "stale_version"
+    r = t.move(seat, {"type": "draw"}, f'"{version}", "{version + 1}"')  # RFC 9110: any match
+    assert r.status_code == 200 and r.headers["ETag"] == f'"{version + 1}"'
