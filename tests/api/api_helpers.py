@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from typing import Any
 
 from flask.testing import FlaskClient
 
 import engine
+from engine.cards import CODES, hand_codes
+
+CARD = re.compile(r"^(?:[A2-9TJQK][SHDC]|JK)$")
 
 
 def auth(token: str | None, **extra: str) -> dict[str, str]:
@@ -70,3 +75,37 @@ def replay_log(lines: list[dict]) -> engine.State:
         elif "game_end" in line:
             assert state.game_result == line and line is lines[-1]
     return state
+
+
+# -- what a reader may see (the leak checks) ----------------------------------------------
+def cards_in(value: Any) -> Counter[str]:
+    """Every card code anywhere in a JSON value, counted."""
+    out: Counter[str] = Counter()
+    if isinstance(value, str):
+        if CARD.match(value):
+            out[value] += 1
+    elif isinstance(value, dict):
+        for v in value.values():
+            out += cards_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            out += cards_in(v)
+    return out
+
+
+def public_cards(s: engine.State) -> Counter[str]:
+    """Melds, red threes and the whole pile: what anyone may see (or may have seen)."""
+    out: Counter[str] = Counter(CODES[k] for k in s.pile)
+    for side in s.melds:
+        for m in side:
+            if m is not None:
+                out.update(CODES[k] for k in m.cards)
+    for r in s.red_threes:
+        out.update(CODES[k] for k in r)
+    return out
+
+
+def own_cards(s: engine.State, seat: int | None) -> Counter[str]:
+    if seat is None or not s.hands:
+        return Counter()
+    return Counter(hand_codes(s.hands[seat]))

@@ -4,20 +4,17 @@ error it gets. Random games (engine.legal_actions picks the moves), several pres
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from typing import Any
 
 import pytest
-from api_helpers import Table, auth
+from api_helpers import Table, auth, cards_in, own_cards, public_cards
 from flask.testing import FlaskClient
 
 import engine
 from api import service
 from api.store import Store
-from engine.cards import CODES, hand_codes
-
-CARD = re.compile(r"^(?:[A2-9TJQK][SHDC]|JK)$")
+from engine.cards import CODES
 
 GAMES = [  # preset, players, seed, moves (a hand of random moves lasts about 120)
     ("classic", 4, 1, 400),
@@ -28,36 +25,10 @@ GAMES = [  # preset, players, seed, moves (a hand of random moves lasts about 12
 ]
 
 
-def cards_in(value: Any) -> Counter[str]:
-    out: Counter[str] = Counter()
-    if isinstance(value, str):
-        if CARD.match(value):
-            out[value] += 1
-    elif isinstance(value, dict):
-        for v in value.values():
-            out += cards_in(v)
-    elif isinstance(value, list):
-        for v in value:
-            out += cards_in(v)
-    return out
 
 
-def public_cards(s: engine.State) -> Counter[str]:
-    """Melds, red threes and the whole pile: what anyone may see (or may have seen)."""
-    out: Counter[str] = Counter(CODES[k] for k in s.pile)
-    for side in s.melds:
-        for m in side:
-            if m is not None:
-                out.update(CODES[k] for k in m.cards)
-    for r in s.red_threes:
-        out.update(CODES[k] for k in r)
-    return out
 
 
-def own_cards(s: engine.State, seat: int | None) -> Counter[str]:
-    if seat is None or not s.hands:
-        return Counter()
-    return Counter(hand_codes(s.hands[seat]))
 
 
 def allowed(s: engine.State, seat: int | None) -> Counter[str]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from api_helpers import Table, auth, four_humans, replay_log
+from api_helpers import Table, auth, cards_in, four_humans, public_cards, replay_log
 from api_players import candidates
 from flask.testing import FlaskClient
 from hypothesis import HealthCheck, settings
@@ -58,7 +58,6 @@ STATEFUL = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
-CARD_CODES = frozenset(CODES)
 CHECKED_APART = ("hand", "pile", "legal")  # the parts of a seat view checked on their own
 
 
@@ -76,29 +75,8 @@ def id_key(event_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-def cards_in(value: Any) -> Counter[str]:
-    out: Counter[str] = Counter()
-    if isinstance(value, str):
-        if value in CARD_CODES:
-            out[value] += 1
-    elif isinstance(value, dict):
-        for v in value.values():
-            out += cards_in(v)
-    elif isinstance(value, list):
-        for v in value:
-            out += cards_in(v)
-    return out
 
 
-def public_cards(s: engine.State) -> Counter[str]:
-    out: Counter[str] = Counter(CODES[k] for k in s.pile)
-    for side in s.melds:
-        for m in side:
-            if m is not None:
-                out.update(CODES[k] for k in m.cards)
-    for r in s.red_threes:
-        out.update(CODES[k] for k in r)
-    return out
 
 
 def summary_moves(view: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
