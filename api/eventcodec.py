@@ -67,12 +67,18 @@ _WWBITS = -13  # an 8 KiB window: the dictionary is ~4 KiB
 assert len(WDICT) <= 8192
 
 
+# Compressors with their dictionary already loaded (loading one costs more than deflating a
+# move's event): each event deflates with a copy, which gives the same bytes.
+_Z_PRIMED = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, ZDICT)
+_W_PRIMED = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WWBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, WDICT)
+
+
 def encode(public: bytes, seats: dict[int, bytes]) -> bytes:
     """``public``: the spectator's JSON; ``seats``: seat -> JSON where it differs."""
     parts = [public]
     for seat, blob in seats.items():
         parts.append(b"%d\x1f" % seat + blob)
-    c = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, ZDICT)
+    c = _Z_PRIMED.copy()
     return c.compress(b"\x1e".join(parts)) + c.flush()
 
 
@@ -81,7 +87,7 @@ def encode_entry(envelope: bytes, public: bytes, seats: dict[int, bytes]) -> byt
     parts = [envelope, public]
     for seat, blob in seats.items():
         parts.append(b"%d\x1f" % seat + blob)
-    c = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WWBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, WDICT)
+    c = _W_PRIMED.copy()
     return c.compress(b"\x1e".join(parts)) + c.flush()
 
 

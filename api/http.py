@@ -93,10 +93,12 @@ class LoadedBodies:
 
 def json_body(schema: Schema, memo: LoadedBodies | None = None) -> dict[str, Any]:
     """The request's JSON object loaded by ``schema`` (415, 400 or 422 otherwise)."""
-    mimetype = request.mimetype or ""
-    if mimetype != JSON and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
-        raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
-    raw = request.get_data(cache=True)  # a move may be tried twice (routes.games.post_move)
+    content_type = request.environ.get("CONTENT_TYPE")
+    if content_type != JSON:  # the common case needs no header parsing
+        mimetype = request.mimetype or ""
+        if mimetype != JSON and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
+            raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
+    raw = raw_body()
     if memo is not None:
         hit = memo.get(raw)
         if hit is not None:
@@ -111,9 +113,34 @@ def json_body(schema: Schema, memo: LoadedBodies | None = None) -> dict[str, Any
     return loaded
 
 
+SMALL_BODY = 4096
+_BODY_KEY = "canasta.body"
+
+
+def raw_body() -> bytes:
+    """The request body, read once per request (a move may be tried twice:
+    ``routes.games.post_move``). A small body with a Content-Length is read straight from
+    the server's input; anything else goes through Werkzeug (size limit: 413, chunked
+    bodies, disconnects)."""
+    environ = request.environ
+    raw: bytes | None = environ.get(_BODY_KEY)
+    if raw is not None:
+        return raw
+    length = environ.get("CONTENT_LENGTH") or ""
+    if length.isdigit() and int(length) <= SMALL_BODY and "HTTP_TRANSFER_ENCODING" not in environ:
+        n = int(length)
+        raw = environ["wsgi.input"].read(n) if n else b""
+        if len(raw) != n:
+            raise ApiError(400, "invalid_json", "The body ended before its Content-Length.")
+    else:
+        raw = request.get_data(cache=True)
+    environ[_BODY_KEY] = raw
+    return raw
+
+
 def bearer_token(*, query: bool = False) -> str | None:
     """The ``Authorization: Bearer`` token (or ``?access_token=`` where allowed)."""
-    header = request.headers.get("Authorization")
+    header = request.environ.get("HTTP_AUTHORIZATION")
     token: str | None = None
     if header is not None:
         scheme, _, value = header.strip().partition(" ")
@@ -121,7 +148,10 @@ def bearer_token(*, query: bool = False) -> str | None:
             raise ApiError(401, "invalid_token", "Use Authorization: Bearer <token>.",
                            headers={"WWW-Authenticate": 'Bearer error="invalid_request"'})
         token = value.strip()
-    elif query and "access_token" in request.args:
+    if query and request.environ.get("QUERY_STRING") and "access_token" in request.args:
+        if token is not None:  # RFC 6750 2: one method per request
+            raise ApiError(400, "invalid_parameter",
+                           "Send the token once: in Authorization or in access_token, not both.")
         token = request.args["access_token"]
     if token is not None and not TOKEN_RE.match(token):
         raise ApiError(401, "invalid_token", "The token does not belong to a seat of this game.",
@@ -133,7 +163,7 @@ def if_match_version(current: int) -> int | None:
     """The version ``If-Match`` asks for (428 when missing; None for ``*``): ``current``
     when it is among the listed ETags (RFC 9110 13.1.1: any match will do), else the newest
     listed (a stale version), else -1 (no ETag of ours: never current)."""
-    header = request.headers.get("If-Match")
+    header = request.environ.get("HTTP_IF_MATCH")
     if header is None or not header.strip():
         raise ApiError(428, "precondition_required",
                        "Send If-Match with the game's ETag (GET /games/{id} gives it).")
@@ -147,7 +177,7 @@ def if_match_version(current: int) -> int | None:
 
 def idempotency_key() -> str | None:
     """The ``Idempotency-Key`` header, hashed into a safe Redis key part."""
-    value = request.headers.get("Idempotency-Key")
+    value = request.environ.get("HTTP_IDEMPOTENCY_KEY")
     if value is None:
         return None
     if not _IDEM_RE.match(value):
@@ -156,6 +186,8 @@ def idempotency_key() -> str | None:
 
 
 def bool_arg(name: str) -> bool:
+    if not request.environ.get("QUERY_STRING"):
+        return False
     value = request.args.get(name)
     if value is None:
         return False

@@ -8,6 +8,7 @@ import math
 
 from flask import Flask, Response, request
 
+from api.config import Settings
 from api.errors import ApiError, problem_response
 from api.http import ctx
 
@@ -33,7 +34,7 @@ def _origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
 def _rate_limit() -> Response | None:
     c = ctx()
     s = c.settings
-    if not s.rate_limit_enabled or request.method == "OPTIONS" or request.endpoint in _EXEMPT:
+    if request.method == "OPTIONS" or request.endpoint in _EXEMPT:
         return None
     counters: list[tuple[str, str, int]] = []
     if s.rate_limit_per_address > 0:
@@ -55,8 +56,6 @@ def _rate_limit() -> Response | None:
 
 
 def _unknown_query() -> Response | None:
-    if not request.query_string:  # no parameters: none unknown (and no parsing)
-        return None
     if request.method == "OPTIONS" or request.endpoint is None or request.endpoint in _EXEMPT:
         return None
     unknown = sorted(set(request.args) - QUERY_PARAMS.get(request.endpoint, frozenset()))
@@ -67,7 +66,7 @@ def _unknown_query() -> Response | None:
 
 
 def _preflight() -> Response | None:
-    if request.method != "OPTIONS" or "Access-Control-Request-Method" not in request.headers:
+    if "HTTP_ACCESS_CONTROL_REQUEST_METHOD" not in request.environ:
         return None
     resp = Response(status=204)
     allowed = ctx().settings.cors_origins
@@ -80,16 +79,29 @@ def _preflight() -> Response | None:
 
 
 def register(app: Flask) -> None:
+    """Install the hooks this app's settings need, and only those: every request pays for
+    each hook, and most deployments run without a limiter or without CORS."""
+    settings: Settings = app.extensions["canasta"].settings
+    limited = settings.rate_limit_enabled and (settings.rate_limit_per_address > 0 or settings.rate_limit_per_token > 0)
+
     @app.before_request
     def _before() -> Response | None:
-        return _preflight() or _rate_limit() or _unknown_query()
+        environ = request.environ
+        if environ["REQUEST_METHOD"] == "OPTIONS" and (answer := _preflight()) is not None:
+            return answer
+        if limited and (answer := _rate_limit()) is not None:
+            return answer
+        if environ.get("QUERY_STRING"):  # no parameters: none unknown (and no parsing)
+            return _unknown_query()
+        return None
+
+    if not settings.cors_origins:  # no origin is allowed: no CORS headers to add
+        return
 
     @app.after_request
     def _cors(resp: Response) -> Response:
-        allowed = ctx().settings.cors_origins
-        if not allowed:  # no origin is allowed: nothing to add
-            return resp
-        origin = request.headers.get("Origin")
+        allowed = settings.cors_origins
+        origin = request.environ.get("HTTP_ORIGIN")
         if _origin_allowed(origin, allowed):
             resp.headers["Access-Control-Allow-Origin"] = "*" if "*" in allowed else origin  # type: ignore[assignment]
             resp.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS

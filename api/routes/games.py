@@ -49,7 +49,7 @@ def get_game(game_id: str) -> Response:
     game = service.load_game(ctx().store, game_id)
     seat = service.authenticate(game, token)
     headers = {"ETag": etag(game.version), "Cache-Control": "no-cache", "Vary": "Authorization"}
-    if etag_matches(request.headers.get("If-None-Match"), game.version):
+    if etag_matches(request.environ.get("HTTP_IF_NONE_MATCH"), game.version):
         # the reader's view at a version never changes: a poller holding it gets 304
         return Response(status=304, headers=headers)
     return json_response(service.game_view(game, seat, with_rules=True), headers=headers)
@@ -99,8 +99,9 @@ class _AskAgain(Exception):
 
 def _cached_for_move(game_id: str) -> service.Game | None:
     """The cached game at the version of a plain ``If-Match: "N"`` (not for dry runs)."""
-    header = request.headers.get("If-Match")
-    if header is None or "dry_run" in request.args:
+    environ = request.environ
+    header = environ.get("HTTP_IF_MATCH")
+    if header is None or (environ.get("QUERY_STRING") and "dry_run" in request.args):
         return None
     m = _ETAG_RE.match(header.strip())
     return service.cached_game(game_id, int(m.group(1))) if m else None

@@ -138,3 +138,16 @@ def test_sse_snapshot_events_pings_and_resume(client: FlaskClient) -> None:
     # with a token in the query (EventSource cannot send headers)
     q = [m for m in _sse(client, f"/games/{t.id}/events?access_token={t.tokens[0]}", {}) if "event" in m]
     assert q[0]["data"]["seat"] == 0
+
+
+def test_events_token_sent_twice_is_refused(client: FlaskClient) -> None:
+    """RFC 6750 2: one way of sending the token per request (a malformed ``access_token``
+    beside a good header used to be ignored; schemathesis found it)."""
+    t = Table(client, four_humans())
+    token = t.tokens[0]
+    r = client.get(f"/games/{t.id}/events?after=0&access_token=not-a-token", headers=auth(token))
+    assert r.status_code == 400 and r.get_json()["code"] == "invalid_parameter"
+    r = client.get(f"/games/{t.id}/events?after=0&access_token={token}", headers=auth(token))
+    assert r.status_code == 400
+    r = client.get(f"/games/{t.id}/events?after=0&access_token={token}")
+    assert r.status_code == 200 and r.get_json()["events"]
