@@ -120,6 +120,14 @@ def test_bad_input_is_never_500(client: FlaskClient, app: Flask) -> None:
     assert_problem(client.post(url, json={"action": {"type": "fly"}}, headers=h), 422, "invalid_request")
     assert_problem(client.post(url, json={"action": {"type": "discard", "card": "ZZ"}}, headers=h), 422)
     assert_problem(client.post(url + "?dry_run=maybe", json={"action": {"type": "draw"}}, headers=h), 400)
+    # a body shorter than its Content-Length (a client that stopped sending), and JSON with
+    # a charset parameter (the content type is parsed only when it is not plain JSON)
+    short = client.post(url, data=b'{"action": {"type": "draw"}}', headers=h, content_type="application/json",
+                        environ_overrides={"CONTENT_LENGTH": "200"})
+    assert_problem(short, 400, "invalid_json")
+    ok = client.post(url + "?dry_run=true", data=b'{"action": {"type": "draw"}}', headers=h,
+                     content_type="application/json; charset=utf-8")
+    assert ok.status_code == 200 and ok.get_json()["dry_run"] is True
     big = b'{"action": {"type": "draw"}, "pad": "' + b"x" * (1024 * 1024 + 10) + b'"}'
     assert_problem(client.post(url, data=big, headers=h, content_type="application/json"), 413, "body_too_large")
     assert_problem(client.post("/games", json={"preset": "nope", "seats": [None, None]}), 422, "invalid_rules")
