@@ -465,6 +465,8 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
         return (hb["cpu_server"].get(kind, 0.0) + ha["cpu_server"].get(kind, 0.0)) * 500
 
     cpu = stats["cpu_server"]
+    move_cpu = (cpu["gunicorn"] + cpu["redis"] + stats["cpu_client"]) / moves if moves else 0.0
+    health_all = (health_cpu("gunicorn") + health_cpu("redis") + (hb["cpu_client"] + ha["cpu_client"]) * 500) / 1000
     rows = [
         ("concurrent games", f"{args.games} (4 human seats each, one keep-alive connection per seat)"),
         ("gunicorn", f"{args.workers} workers x {args.threads} threads (gthread), rate limiter "
@@ -480,6 +482,10 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
         ("/healthz requests/s", f"{health:.0f}  (before {hb['rate']:.0f}, p99 {hb['p99']:.1f} ms; after "
                                 f"{ha['rate']:.0f}, p99 {ha['p99']:.1f} ms; {args.games} connections, same run)"),
         ("moves/s : /healthz req/s", f"{rate / health:.3f}" if health else "n/a"),
+        # CPU-bound in both phases, the rates' ratio is the CPU costs' ratio: this one does
+        # not move when other processes take CPU from one phase and not the other
+        ("same ratio, by CPU time", f"{health_all / move_cpu:.3f}  (all-in CPU per /healthz : per accepted move, "
+                                    "server + redis + client)" if move_cpu else "n/a"),
         ("CPU ms per accepted move", f"gunicorn {per_move(cpu['gunicorn'])}, redis {per_move(cpu['redis'])}, "
                                      f"client {per_move(stats['cpu_client'])}"),
         ("CPU ms per /healthz", f"gunicorn {health_cpu('gunicorn'):.3f}, redis {health_cpu('redis'):.3f}, "

@@ -16,5 +16,7 @@ def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str],
     out = capsys.readouterr().out
     assert "accepted moves/s" in out and "/healthz requests/s" in out and "Redis memory per active game" in out
     assert "moves/s : /healthz req/s" in out and "CPU ms per accepted move" in out
+    ratio_by_cpu = float(out.split("same ratio, by CPU time")[1].split()[0])
+    assert 0 < ratio_by_cpu < 1
     moves = int(out.split("accepted moves/s")[1].split("(")[1].split(" moves")[0])
     assert moves > 0
