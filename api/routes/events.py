@@ -56,7 +56,11 @@ def events(game_id: str) -> Response:
     seat = service.authenticate(game, token)
     polling = "after" in request.args or "wait" in request.args
     if not polling and "text/event-stream" in request.headers.get("Accept", ""):
-        _take_reader_slot(c.event_readers)
+        if not c.event_readers.acquire(blocking=False):
+            # A browser's EventSource gives up for good on any status but 200, so a stream
+            # past the cap is not refused: it brings the reader up to date and ends, and the
+            # reader comes back after ``retry`` (with Last-Event-ID) to try for a slot.
+            return _sse_catch_up(c.store, game, seat, last_id, resume)
         try:
             return _sse(c.store, game, seat, last_id, resume, c.settings.sse_ping_seconds,
                         c.settings.sse_max_seconds, c.event_readers)
@@ -109,6 +113,23 @@ def _poll(store: Store, game: service.Game, seat: int | None, last_id: str, afte
 
 def _sse_message(event_id: str, kind: str, data: object) -> str:
     return f"id: {event_id}\nevent: {kind}\ndata: {orjson.dumps(data).decode()}\n\n"
+
+
+CATCH_UP_RETRY_MS = 5000
+
+
+def _sse_catch_up(store: Store, game: service.Game, seat: int | None, last_id: str, resume: str | None) -> Response:
+    """A stream that does not wait: what the reader missed (a snapshot, or the events after
+    its Last-Event-ID), then the end, with a longer ``retry``. Holds no reader slot."""
+    messages = [f"retry: {CATCH_UP_RETRY_MS}\n\n"]
+    if resume is None or _missed(store, game.id, resume):
+        messages.append(_sse_message(last_id, "snapshot", service.game_view(game, seat)))
+    else:
+        for event in store.events_after(game.id, resume):
+            body = service.render_event(event.id, event.fields, seat)
+            messages.append(_sse_message(event.id, body["type"], body))
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return Response("".join(messages), mimetype="text/event-stream", headers=headers)
 
 
 def _sse(store: Store, game: service.Game, seat: int | None, last_id: str, resume: str | None,

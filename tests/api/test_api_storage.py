@@ -137,7 +137,8 @@ def test_the_state_is_stored_without_its_rules(long_game: Table, store: Store) -
 
 def test_open_event_readers_are_capped_and_their_slots_come_back(redis_url: str, key_prefix: str) -> None:
     """Each open stream (or waiting poll) holds a server thread: past max_event_readers a
-    reader gets 503 with Retry-After, never a hang, and a closed stream frees its slot."""
+    waiting poll gets 503 with Retry-After and a stream a catch-up that ends at once, never
+    a hang; a closed stream frees its slot."""
     from api import create_app
 
     app = create_app({"redis_url": redis_url, "key_prefix": key_prefix, "test_seeds": True,
@@ -148,10 +149,22 @@ def test_open_event_readers_are_capped_and_their_slots_come_back(redis_url: str,
     sse = {"Accept": "text/event-stream"}
     first = client.get(f"/games/{t.id}/events", headers=sse, buffered=False)
     assert first.status_code == 200
-    busy = client.get(f"/games/{t.id}/events", headers=sse)
+    # a second stream is not refused (EventSource would give up for good): it is brought up
+    # to date at once and ends, asking the reader to come back later
+    caught_up = client.get(f"/games/{t.id}/events", headers=sse)
+    assert caught_up.status_code == 200 and caught_up.mimetype == "text/event-stream"
+    text = caught_up.get_data(as_text=True)
+    assert text.startswith("retry: 5000\n\n") and "event: snapshot" in text
+    _, etag = t.view(0)
+    t.move(0, {"type": "draw"}, etag)
+    events = client.get(f"/games/{t.id}/events?after=0").get_json()["events"]
+    assert len(events) >= 2
+    resumed = client.get(f"/games/{t.id}/events", headers={**sse, "Last-Event-ID": events[0]["id"]})
+    ids = [line[4:] for line in resumed.get_data(as_text=True).splitlines() if line.startswith("id: ")]
+    assert ids == [e["id"] for e in events[1:]]
+    busy = client.get(f"/games/{t.id}/events?after=0-0&wait=1")  # a waiting poll is told to come back
     assert busy.status_code == 503 and busy.get_json()["code"] == "event_readers_busy"
     assert busy.headers["Retry-After"] == "5"
-    assert client.get(f"/games/{t.id}/events?after=0-0&wait=1").status_code == 503  # a waiting poll too
     assert client.get(f"/games/{t.id}/events?after=0-0").status_code == 200  # a plain poll holds nothing
     assert client.get(f"/games/{t.id}").status_code == 200  # moves and views go on
     first.close()
