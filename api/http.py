@@ -127,7 +127,8 @@ def raw_body() -> bytes:
     if raw is not None:
         return raw
     length = environ.get("CONTENT_LENGTH") or ""
-    if length.isdigit() and int(length) <= SMALL_BODY and "HTTP_TRANSFER_ENCODING" not in environ:
+    small = min(SMALL_BODY, ctx().settings.max_body_bytes)  # a larger one is Werkzeug's 413
+    if length.isdigit() and int(length) <= small and "HTTP_TRANSFER_ENCODING" not in environ:
         n = int(length)
         raw = environ["wsgi.input"].read(n) if n else b""
         if len(raw) != n:

@@ -141,6 +141,19 @@ def test_bad_input_is_never_500(client: FlaskClient, app: Flask) -> None:
                                headers=auth(t.tokens[0], **{"If-Match": etag, "Idempotency-Key": "a b"})), 400)
 
 
+def test_a_small_body_limit_is_kept(redis_url: str, key_prefix: str) -> None:
+    """Bodies under 4 KB are read without Werkzeug's stream: a lower configured limit still
+    answers 413."""
+    from api import create_app
+
+    app = create_app({"redis_url": redis_url, "key_prefix": key_prefix, "rate_limit_enabled": False,
+                      "max_body_bytes": 100})
+    client = app.test_client()
+    body = {"preset": "classic", "seats": [{"name": "x" * 30}, {"name": "y" * 30}, {"name": "z" * 30}, None]}
+    assert_problem(client.post("/games", json=body), 413, "body_too_large")
+    assert client.post("/games", json={"preset": "classic", "seats": [None] * 4}).status_code == 201
+
+
 def test_seed_needs_test_seeds(redis_url: str, key_prefix: str) -> None:
     app = create_app(Settings.from_env({"redis_url": redis_url, "key_prefix": key_prefix, "rate_limit_enabled": False}))
     r = app.test_client().post("/games", json=four_humans(seed=3))
