@@ -167,8 +167,8 @@ class State(NamedTuple):
             "asked": self.asked,
             "turn_melded": self.turn_melded,
             "turn_canasta": self.turn_canasta,
-            "hand_result": _result_copy(self.hand_result),
-            "game_result": _result_copy(self.game_result),
+            "hand_result": result_copy(self.hand_result),
+            "game_result": result_copy(self.game_result),
         }
         if not rules:
             del data["rules"]
@@ -213,8 +213,8 @@ class State(NamedTuple):
             asked=d["asked"],
             turn_melded=d["turn_melded"],
             turn_canasta=d["turn_canasta"],
-            hand_result=_result_copy(d["hand_result"]),
-            game_result=_result_copy(d["game_result"]),
+            hand_result=result_copy(d["hand_result"]),
+            game_result=result_copy(d["game_result"]),
         )
 
 
@@ -245,7 +245,8 @@ def _rules_out(rules: RuleOptions) -> dict[str, Any]:
     return d
 
 
-def _result_copy(result: dict[str, Any] | None) -> dict[str, Any] | None:
+def result_copy(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A hand or game result that shares nothing with ``result`` (states share theirs)."""
     if result is None:
         return None
     out = dict(result)

@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.cards import CODES, RANKS, hand_codes
-from engine.state import Meld, State
+from engine.state import Meld, State, result_copy
 
 # A meld's public face: rank code, card codes, naturals, wilds, canasta kind (or None).
 MeldFace = tuple[str, tuple[str, ...], int, int, str | None]
@@ -97,8 +97,10 @@ def public_view(s: State) -> dict[str, Any]:
         "commitment": s.commitment,
         "asked_go_out": s.asked,
         "permission": _PERMISSION[s.permission],
-        "last_hand": s.hand_result,
-        "result": s.game_result,
+        # copies: a view is the caller's to change, the state's results are shared by
+        # every view and every cached copy of the state
+        "last_hand": result_copy(s.hand_result),
+        "result": result_copy(s.game_result),
     }
 
 
@@ -151,9 +153,9 @@ def describe_move(before: State, after: State, seat: int, action: dict[str, Any]
         if new:
             event["first_turn_red_threes"] = {"seat": nxt, "cards": [CODES[k] for k in new]}
     if after.hand_no != before.hand_no or after.phase in ("deal", "over"):
-        event["hand_end"] = after.hand_result
+        event["hand_end"] = result_copy(after.hand_result)
     if after.phase == "over":
-        event["game_end"] = after.game_result
+        event["game_end"] = result_copy(after.game_result)
     event["phase"] = after.phase
     event["turn"] = after.turn if after.phase in ("draw", "play", "answer") else None
     event["to_act"] = after.to_act if after.to_act >= 0 else None

@@ -331,3 +331,23 @@ def test_able_to_go_out_is_never_missed(preset, players, seed):
                 )
 
     walk(preset, players, seed, 400, visit)
+
+
+def test_views_share_nothing_with_the_state():
+    """A view is its caller's to change: the state's results (shared by every view and by the
+    service's cached copy of the state) stay as they were."""
+    from engine import seat_view, spectator_view
+
+    rules = resolve("classic", 4, SHORT)
+    rng = random.Random(5)
+    final = play_game(rules, rng, random_policy(rng), max_moves=50_000).final
+    assert final is not None and final.hand_result is not None and final.game_result is not None
+    before = orjson.dumps(final.to_json())
+    for view in (seat_view(final, 0), spectator_view(final)):
+        view["last_hand"]["scores"][0]["total"] = -1
+        view["last_hand"]["scores"].clear()
+        view["result"]["totals"].append(99)
+        view["result"]["winner"] = 7
+        view["totals"].append(1)
+        view["hand_sizes"][0] = 50
+    assert orjson.dumps(final.to_json()) == before
