@@ -8,7 +8,9 @@ client plays with all four tokens, choosing every move from the seat view's lega
 running the engine itself; a finished game is replaced by a new one.
 
 Phases, all in the same run and with the same client machinery: /healthz (before), warm-up,
-moves (measured), /healthz (after), then Redis memory of the games still in progress.
+moves (measured), /healthz (after), event fan-out (a few games whose every seat long-polls its
+events while the game is played at a human pace: the time from sending a move to each other
+seat receiving it), then Redis memory of the games still in progress.
 Prints accepted moves/s, move latency p50/p99, /healthz requests/s and the ratio of the two,
 CPU time per accepted move of the server, Redis and the client, and Redis memory per active
 game. Every loop is bounded by time and by count; only 127.0.0.1 is ever contacted.
@@ -58,6 +60,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rate-limit", action="store_true",
                    help="keep the rate limiter on (its per-address limit raised so that it counts "
                         "but never refuses the benchmark's single address)")
+    p.add_argument("--fanout-games", type=int, default=2,
+                   help="games of the event fan-out phase, after the moves phase: every seat long-polls "
+                        "its events while the game is played (default 2; each waiting poll holds a "
+                        "server thread; 0 skips the phase)")
+    p.add_argument("--fanout-seconds", type=float, default=5.0, help="the fan-out phase (default 5)")
+    p.add_argument("--think-ms", type=float, default=100.0,
+                   help="fan-out phase: pause before each move (default 100)")
     p.add_argument("--redis-url", default=None, help="Redis (default: $REDIS_URL, else an embedded Valkey)")
     p.add_argument("--seed", type=int, default=1, help="the client's choices (default 1)")
     return p
@@ -335,6 +344,103 @@ async def _health_phase(client: Client, concurrency: int, seconds: float, server
             "errors": errors, "cpu_client": (time.process_time() - cpu0) / n, "cpu_server": srv}
 
 
+POLL_WAIT = 2  # seconds a fan-out reader's long-poll waits: the phase ends within it
+
+
+async def _fanout_phase(client: Client, games: int, seconds: float, think_s: float, seed: int) -> dict[str, Any]:
+    """Event fan-out: in each of ``games`` games every seat long-polls its events
+    (``?after=<id>&wait=2``) while one driver plays the game from the seats' views, pausing
+    ``think_s`` before each move. For every accepted move, the time from sending it to each
+    *other* seat's poll returning its event: how soon players learn what happened."""
+    fanout_ms: list[float] = []
+    move_ms: list[float] = []
+    busy = [0]  # waiting polls refused by the server's reader cap (503)
+    errors: list[str] = []
+    stop = time.monotonic() + seconds
+    sent: dict[tuple[str, int], tuple[float, int]] = {}  # (game, version) -> (send time, mover)
+
+    async def reader(gid: str, seat: int, token: str) -> None:
+        conn = await client.connect()
+        after = "0"
+        try:
+            while time.monotonic() < stop:
+                raw = _get(f"/games/{gid}/events?after={after}&wait={POLL_WAIT}", token)
+                status, body = await client.request(conn, raw)
+                now = time.perf_counter()
+                if status == 503:
+                    busy[0] += 1
+                    await asyncio.sleep(0.2)
+                    continue
+                if status != 200:
+                    raise HttpError(f"events: {status} {body[:200]!r}")
+                page = orjson.loads(body)
+                for event in page["events"]:
+                    origin = sent.get((gid, event["version"]))
+                    if origin is not None and origin[1] != seat:
+                        fanout_ms.append((now - origin[0]) * 1000)
+                after = page["last_id"]
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+        finally:
+            if conn.transport is not None:
+                conn.transport.close()
+
+    async def driver(gid: str, tokens: dict[int, str], version: int, seat: int, rng: random.Random) -> None:
+        conns = {s: await client.connect() for s in tokens}
+        view: dict[str, Any] | None = None
+        try:
+            while time.monotonic() < stop:
+                if view is None or view.get("seat") != seat:
+                    status, body = await client.request(conns[seat], _get(f"/games/{gid}", tokens[seat]))
+                    if status != 200:
+                        raise HttpError(f"view: {status} {body[:200]!r}")
+                    page = orjson.loads(body)
+                    view, version = page["view"], page["version"]
+                move = choose(view, rng)
+                if move is None or view["to_act"] is None:
+                    return
+                await asyncio.sleep(think_s)
+                t0 = time.perf_counter()
+                sent[(gid, version + 1)] = (t0, seat)
+                status, body = await client.request(conns[seat], _post(f"/games/{gid}/moves", move, tokens[seat], version))
+                if status != 200:
+                    view = None
+                    continue
+                move_ms.append((time.perf_counter() - t0) * 1000)
+                page = orjson.loads(body)
+                version, view = page["version"], page["view"]
+                if page["status"] != "playing" or view["to_act"] is None:
+                    return
+                seat = view["to_act"]
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+        finally:
+            for c in conns.values():
+                if c.transport is not None:
+                    c.transport.close()
+
+    tasks = []
+    setup = await client.connect()
+    try:
+        for g in range(games):
+            status, body = await client.request(setup, _post("/games", CREATE_BODY))
+            if status != 201:
+                raise HttpError(f"create: {status} {body[:200]!r}")
+            game = orjson.loads(body)
+            tokens = {s["seat"]: s["token"] for s in game["seats"]}
+            tasks += [asyncio.create_task(reader(game["id"], s, t)) for s, t in tokens.items()]
+            tasks.append(asyncio.create_task(driver(game["id"], tokens, game["version"], game["view"]["to_act"],
+                                                    random.Random(seed * 7919 + g))))
+    except Exception as e:  # noqa: BLE001
+        errors.append(repr(e))
+    finally:
+        if setup.transport is not None:
+            setup.transport.close()
+    if tasks:
+        await asyncio.wait(tasks, timeout=seconds + POLL_WAIT + REQUEST_TIMEOUT)
+    return {"games": games, "fanout_ms": fanout_ms, "move_ms": move_ms, "busy": busy[0], "errors": errors}
+
+
 async def _drive(port: int, args: dict[str, Any], server_cpu: Any) -> dict[str, Any]:
     client = Client(HOST, port)
     out: dict[str, Any] = {}
@@ -360,6 +466,9 @@ async def _drive(port: int, args: dict[str, Any], server_cpu: Any) -> dict[str, 
     await asyncio.wait(players, timeout=REQUEST_TIMEOUT + 5)
 
     out["health_after"] = await _health_phase(client, args["games"], args["health_seconds"], server_cpu)
+    if args["fanout_games"] > 0:
+        out["fanout"] = await _fanout_phase(client, args["fanout_games"], args["fanout_seconds"],
+                                            args["think_ms"] / 1000, args["seed"])
     out.update(elapsed=elapsed, moves=stats.moves, move_ms=stats.move_ms, view_ms=stats.view_ms,
                views=stats.views, creates=stats.creates, rejected=stats.rejected, stuck=stats.stuck,
                finished=stats.finished, reconnects=stats.reconnects, errors=stats.errors, cpu_client=cpu_client,
@@ -411,6 +520,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             port = s.getsockname()[1]
         env = {**os.environ, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix,
                "CANASTA_RATE_LIMIT": "1" if args.rate_limit else "0"}
+        env.setdefault("CANASTA_MAX_EVENT_READERS", str(max(1, args.threads - 4)))  # as canasta serve
         if args.rate_limit:  # every request of the bench comes from one address
             env["CANASTA_RATE_LIMIT_PER_ADDRESS"] = "1000000000"
         server = subprocess.Popen(gunicorn_command(HOST, port, args.workers, args.threads), env=env)
@@ -420,11 +530,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ctx = multiprocessing.get_context("spawn")
         queue = ctx.Queue()
         params = {k: getattr(args, k) for k in ("games", "seconds", "warmup", "health_seconds", "max_moves",
-                                                "seed", "rate")}
+                                                "seed", "rate", "fanout_games", "fanout_seconds", "think_ms")}
         load_before = procstat.loadavg()
         proc = ctx.Process(target=drive, args=(port, params, [server.pid, *workers], url, queue))
         proc.start()
-        stats = queue.get(timeout=args.seconds + args.warmup + 2 * args.health_seconds + 180)
+        stats = queue.get(timeout=args.seconds + args.warmup + 2 * args.health_seconds + args.fanout_seconds + 180)
         proc.join(30)
         if "fatal" in stats:
             raise RuntimeError(f"the load generator failed: {stats['fatal']}")
@@ -496,8 +606,17 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
         ("games", f"{stats['creates']} started, {stats['finished']} finished; "
                   f"{stats['reconnects']} connections reopened after the server's keep-alive closed them"),
     ]
-    if stats["errors"] or stats["stuck"] or hb["errors"] or ha["errors"]:
-        errs = stats["errors"] + hb["errors"] + ha["errors"]
+    fan = stats.get("fanout")
+    if fan is not None:
+        lat = fan["fanout_ms"]
+        rows.append(("event fan-out p50 / p99", (
+            f"{_percentile(lat, .5):.1f} / {_percentile(lat, .99):.1f} ms from sending a move to each other "
+            f"seat's long-poll returning it ({len(lat)} deliveries, {fan['games']} games x 4 readers, "
+            f"{args.think_ms:.0f} ms think time; moves p50 {_percentile(fan['move_ms'], .5):.1f} ms; "
+            f"{fan['busy']} polls refused by the reader cap)") if lat else "n/a (no deliveries)"))
+    fan_errors = fan["errors"] if fan is not None else []
+    if stats["errors"] or stats["stuck"] or hb["errors"] or ha["errors"] or fan_errors:
+        errs = stats["errors"] + hb["errors"] + ha["errors"] + fan_errors
         rows.append(("errors", f"{len(errs)} errors, {stats['stuck']} stuck: {errs[:3]}"))
     width = max(len(r[0]) for r in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
@@ -508,6 +627,7 @@ def main(argv: list[str] | None = None) -> int:
     stats = run(args)
     print(report(stats, args), flush=True)
     errors = stats["errors"] + stats["health_before"]["errors"] + stats["health_after"]["errors"]
+    errors += stats.get("fanout", {}).get("errors", [])
     return 1 if errors else 0
 
 

@@ -7,11 +7,12 @@ import pytest
 from api import bench
 
 
-@pytest.mark.parametrize("extra", [[], ["--rate", "40"]], ids=["saturating", "paced"])
+@pytest.mark.parametrize("extra", [["--fanout-games", "1", "--fanout-seconds", "1.5"], ["--rate", "40", "--fanout-games", "0"]],
+                         ids=["saturating", "paced"])
 def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                              extra: list[str]) -> None:
     monkeypatch.setenv("REDIS_URL", redis_url)
-    assert bench.main(["--seconds", "1.5", "--games", "2", "--workers", "1", "--threads", "4",
+    assert bench.main(["--seconds", "1.5", "--games", "2", "--workers", "1", "--threads", "8",
                        "--warmup", "0.5", "--health-seconds", "0.5", *extra]) == 0
     out = capsys.readouterr().out
     assert "accepted moves/s" in out and "/healthz requests/s" in out and "Redis memory per active game" in out
@@ -20,3 +21,11 @@ def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str],
     assert 0 < ratio_by_cpu < 1
     moves = int(out.split("accepted moves/s")[1].split("(")[1].split(" moves")[0])
     assert moves > 0
+    if "--fanout-games" in extra and extra[extra.index("--fanout-games") + 1] != "0":
+        # one game, four readers (the server's cap with 8 threads is 4): every move reaches
+        # the three other seats
+        line = out.split("event fan-out p50 / p99")[1].splitlines()[0]
+        deliveries = int(line.split("(")[1].split(" deliveries")[0])
+        assert deliveries >= 3 and "0 polls refused" in line
+    else:
+        assert "event fan-out" not in out
