@@ -386,12 +386,18 @@ async def _fanout_phase(client: Client, games: int, seconds: float, think_s: flo
                 conn.transport.close()
 
     async def driver(gid: str, tokens: dict[int, str], version: int, seat: int, rng: random.Random) -> None:
-        conns = {s: await client.connect() for s in tokens}
+        conns: dict[int, _Conn] = {}  # opened on first use (an idle new one holds a gthread thread)
+
+        async def conn_of(seat: int) -> _Conn:
+            if seat not in conns:
+                conns[seat] = await client.connect()
+            return conns[seat]
+
         view: dict[str, Any] | None = None
         try:
             while time.monotonic() < stop:
                 if view is None or view.get("seat") != seat:
-                    status, body = await client.request(conns[seat], _get(f"/games/{gid}", tokens[seat]))
+                    status, body = await client.request(await conn_of(seat), _get(f"/games/{gid}", tokens[seat]))
                     if status != 200:
                         raise HttpError(f"view: {status} {body[:200]!r}")
                     page = orjson.loads(body)
@@ -402,7 +408,8 @@ async def _fanout_phase(client: Client, games: int, seconds: float, think_s: flo
                 await asyncio.sleep(think_s)
                 t0 = time.perf_counter()
                 sent[(gid, version + 1)] = (t0, seat)
-                status, body = await client.request(conns[seat], _post(f"/games/{gid}/moves", move, tokens[seat], version))
+                status, body = await client.request(await conn_of(seat),
+                                                    _post(f"/games/{gid}/moves", move, tokens[seat], version))
                 if status != 200:
                     view = None
                     continue
