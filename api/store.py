@@ -27,8 +27,11 @@ def pack(args: tuple[Any, ...]) -> bytes:
     """One command in RESP (str as UTF-8, int as decimal, bytes as they are)."""
     out = [b"*%d\r\n" % len(args)]
     for a in args:
-        if type(a) is not bytes:
-            a = a.encode() if isinstance(a, str) else b"%d" % a
+        if type(a) is not bytes:  # bytes-like values go as they are
+            if isinstance(a, str):
+                a = a.encode()
+            elif isinstance(a, int):
+                a = b"%d" % a
         out.append(b"$%d\r\n%b\r\n" % (len(a), a))
     return b"".join(out)
 

@@ -159,6 +159,7 @@ def test_rate_limit_counts_every_key_in_one_call(store: Store) -> None:
 
 def test_lean_commands_pack_and_reload_a_lost_script(store: Store) -> None:
     assert pack(("SET", "k", b"\x00v", 7)) == b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\n\x00v\r\n$1\r\n7\r\n"
+    assert pack(("é", bytearray(b"x"), memoryview(b"yz"), True)) == b"*4\r\n$2\r\n\xc3\xa9\r\n$1\r\nx\r\n$2\r\nyz\r\n$1\r\n1\r\n"
     assert store.execute("HMGET", store.keys.state("nosuchgame01"), "version") == [None]
     real = store._rate.sha
     store._rate.sha = "0" * 40  # as after a server restart: EVALSHA answers NOSCRIPT
