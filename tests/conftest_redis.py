@@ -3,13 +3,15 @@ test process. Import the fixtures into a conftest::
 
     from tests.conftest_redis import key_prefix, redis_client, redis_url  # noqa: F401
 
-Each session gets its own key prefix, and every key under it is deleted at the end.
+Each session gets its own key prefix, and every key under it (and the RQ queue and jobs of
+its games) is deleted at the end.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import re
 import uuid
 from collections.abc import Iterator
 
@@ -48,6 +50,28 @@ def delete_prefix(client: redis.Redis, prefix: str) -> int:
     return deleted
 
 
+_JOB_GAME = re.compile(rb"bot-([A-Za-z0-9_-]{12})-v\d+")
+
+
+def delete_test_keys(client: redis.Redis, prefix: str) -> int:
+    """Every key under ``prefix`` and what RQ keeps for it: the bot queue named after the
+    prefix (its registries too) and the jobs of the prefix's games (``bot-<game>-v<n>``),
+    which a test that seats bots leaves queued when no worker runs them."""
+    games = {key.split(b"{", 1)[1].split(b"}", 1)[0]
+             for key in client.scan_iter(match=f"{prefix}:{{*}}:state", count=1000)}
+    deleted = delete_prefix(client, prefix)
+    queue = f"{prefix}-bots".encode()
+    ours = []
+    for key in client.scan_iter(match="rq:*", count=1000):
+        m = _JOB_GAME.search(key)
+        if queue in key or (m is not None and m.group(1) in games):
+            ours.append(key)
+    for i in range(0, len(ours), 500):
+        deleted += client.delete(*ours[i:i + 500])
+    client.srem("rq:queues", b"rq:queue:" + queue)
+    return deleted
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     return redis_url_for_tests()
@@ -60,7 +84,7 @@ def key_prefix(redis_url: str) -> Iterator[str]:
     yield prefix
     client = redis.Redis.from_url(redis_url)
     try:
-        delete_prefix(client, prefix)
+        delete_test_keys(client, prefix)
     finally:
         client.close()
 

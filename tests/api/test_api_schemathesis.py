@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 from api import create_app
 from api.keys import GAME_ID_RE
-from api.store import Store
-from tests.conftest_redis import redis_url_for_tests
+from tests.conftest_redis import delete_test_keys, redis_url_for_tests
 
 MAX_EXAMPLES = int(os.environ.get("CANASTA_ST_EXAMPLES", "40"))
 PREFIX = f"test-st-{uuid.uuid4().hex[:10]}"
@@ -75,7 +74,7 @@ def flatmap_headers(context: Any, headers: dict[str, Any] | None) -> Any:
 @pytest.fixture(scope="module", autouse=True)
 def _cleanup() -> Iterator[None]:
     yield
-    Store(app.extensions["canasta"].store.redis, PREFIX).delete_all()
+    delete_test_keys(app.extensions["canasta"].store.redis, PREFIX)
 
 
 @schema.parametrize()

@@ -12,7 +12,7 @@ import pytest
 
 from api import Settings, create_app, service  # noqa: E402
 from api.store import Store, connect  # noqa: E402
-from tests.conftest_redis import delete_prefix, redis_url  # noqa: E402, F401
+from tests.conftest_redis import delete_test_keys, redis_url  # noqa: E402, F401
 from worker.config import WorkerConfig  # noqa: E402
 
 LEASE_MS = 1000  # short, so that the killed-worker test waits ~1 s for the lease to expire
@@ -25,13 +25,7 @@ def wprefix(redis_url: str) -> Iterator[str]:  # noqa: F811
     yield prefix
     client = connect(redis_url)
     try:
-        games = {key.split(b"{", 1)[1].split(b"}", 1)[0].decode()
-                 for key in client.scan_iter(match=f"{prefix}:{{*}}:state", count=1000)}
-        delete_prefix(client, prefix)
-        patterns = [f"rq:*{prefix}-bots*"] + [f"rq:*bot-{gid}-*" for gid in games]
-        for pattern in patterns:
-            for key in client.scan_iter(match=pattern, count=1000):
-                client.delete(key)
+        delete_test_keys(client, prefix)
     finally:
         client.close()
 
