@@ -11,6 +11,7 @@ import logging
 import random
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -233,19 +234,29 @@ def render_event(event_id: str, fields: dict[str, bytes], seat: int | None) -> d
 
 
 # -- dealing ----------------------------------------------------------------------------
-def _deal(state: engine.State, seed: int | None) -> tuple[engine.State, bytes]:
-    """Deal the next hand (secure shuffle, or a test seed) and its log line."""
-    rng = random.Random(f"{seed}:{state.hand_no + 1}") if seed is not None else None
-    deck, salt, commitment = engine.shuffle(state.rules, rng)
+# A test-only seam: (rules, hand number) -> (deck, salt) for a hand dealt at creation.
+# Only :func:`create_game`'s keyword takes one; no route passes it, so no request can.
+DeckSource = Callable[[engine.RuleOptions, int], tuple[list[str], str]]
+
+
+def _deal(state: engine.State, seed: int | None, deck_source: DeckSource | None = None) -> tuple[engine.State, bytes]:
+    """Deal the next hand (secure shuffle, a test seed, or a test's deck) and its log line."""
+    if deck_source is not None:
+        deck, salt = deck_source(state.rules, state.hand_no + 1)
+        commitment = engine.commitment(salt, deck)
+    else:
+        rng = random.Random(f"{seed}:{state.hand_no + 1}") if seed is not None else None
+        deck, salt, commitment = engine.shuffle(state.rules, rng)
     new = engine.deal(state, deck, salt)
     return new, gamelog.encode(gamelog.deal(new.hand_no, new.dealer, deck, salt, commitment))
 
 
-def _start(game_id: str, meta: dict[str, Any], rules: engine.RuleOptions) -> tuple[engine.State, list[bytes]]:
+def _start(game_id: str, meta: dict[str, Any], rules: engine.RuleOptions,
+           deck_source: DeckSource | None = None) -> tuple[engine.State, list[bytes]]:
     """Every seat is filled: the header line and the first deal."""
     meta["status"] = "playing"
     header = gamelog.header(game_id, meta["rules"], meta["seats"], meta["created"])
-    state, deal_line = _deal(engine.new_game(rules), meta.get("seed"))
+    state, deal_line = _deal(engine.new_game(rules), meta.get("seed"), deck_source)
     return state, [gamelog.encode(header), deal_line]
 
 
@@ -291,8 +302,13 @@ def notify_bot(store: Store, game_id: str, state: engine.State | None, meta: dic
 
 
 # -- create, join, hand to a bot ----------------------------------------------------------
-def create_game(store: Store, settings: Settings, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """``body`` is a loaded CreateGameSchema. Returns (response body, version)."""
+def create_game(store: Store, settings: Settings, body: dict[str, Any], *,
+                deck_source: DeckSource | None = None) -> tuple[dict[str, Any], int]:
+    """``body`` is a loaded CreateGameSchema. Returns (response body, version).
+
+    ``deck_source`` is for tests only (the fair-play property test deals two games from
+    decks it chose): the deck of a hand dealt now, when every seat is filled at creation.
+    """
     seed = body.get("seed")
     if seed is not None and not settings.test_seeds:
         raise ApiError(422, "seed_not_allowed",
@@ -318,7 +334,7 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any]) -> tuple
         game_id = new_game_id()
         meta = {"id": game_id, "preset": rules.preset, "rules": rules.to_dict(), "created": gamelog.now_rfc3339(),
                 "status": "waiting", "seats": seats, "seed": seed}
-        state, lines = _start(game_id, meta, rules) if _filled(meta) else (None, [])
+        state, lines = _start(game_id, meta, rules, deck_source) if _filled(meta) else (None, [])
         per_viewer = {v: {"seats": public_seats(meta), **({"deal": _deal_part(state, v)} if state else {})}
                       for v in _viewers(rules.players)}
         result = store.commit(game_id, 0, meta=meta, state=_state_blob(state),
