@@ -577,8 +577,11 @@ def read_log(store: Store, game_id: str) -> list[bytes]:
     return store.read_log(game_id)
 
 
-def hint(store: Store, game_id: str, token: str | None, bot: str) -> dict[str, Any]:
-    """The action bot ``bot`` would choose for the token's seat (``worker.bots.choose``)."""
+def hint(store: Store, game_id: str, token: str | None, bot: str, *, budget: Any = None) -> dict[str, Any]:
+    """The action bot ``bot`` would choose for the token's seat (``worker.bots.choose``).
+
+    ``budget``: the bots' thinking allowance (a ``worker.bots.Budget``; a rollout cap makes
+    the expert repeatable, which tests need)."""
     game = load_game(store, game_id)
     if token is None:
         raise ApiError(401, "missing_token", "A hint is for a seat: send its bearer token.",
@@ -594,5 +597,5 @@ def hint(store: Store, game_id: str, token: str | None, bot: str) -> dict[str, A
         from worker.bots import choose  # type: ignore[import-not-found]
     except ImportError:
         raise ApiError(501, "hints_unavailable", "Bots are not installed on this server.") from None
-    action = choose(bot, game.state, seat)
+    action = choose(bot, game.state, seat, budget=budget)
     return {"bot": bot, "seat": seat, "version": game.version, "action": action}
