@@ -504,6 +504,8 @@ def apply_move(
     except (engine.CardError, ValueError, TypeError, KeyError, IndexError):
         log.exception("the engine failed on action %r (an engine bug: answered 422)", action)
         raise ApiError(422, "invalid_action", "The action is malformed.", title="Illegal move") from None
+    if dry_run:
+        return MoveResult(dry_run_answer(game, seat, action, after_move), game.version, dry_run=True)
 
     meta = game.meta
     lines = [gamelog.encode(gamelog.move(after_move.moves, before.hand_no, seat, action))]
@@ -514,17 +516,13 @@ def apply_move(
         meta = {**meta, "status": "over"}
         if after_move.game_result is not None:
             lines.append(gamelog.encode(gamelog.game_end(after_move.game_result)))
-    elif after_move.phase == "deal" and not dry_run:  # a dry run shows the hand's end, never a deal
+    elif after_move.phase == "deal":
         final, deal_line = _deal(after_move, meta.get("seed"))
         lines.append(deal_line)
 
     new_version = game.version + 1
     updated = Game(game_id, new_version, meta, final)
-    body = game_view(updated, seat) if view or dry_run or idempotency_key is not None else {}
-    if dry_run:
-        body["version"] = game.version
-        body["dry_run"] = True
-        return MoveResult(body, game.version, dry_run=True)
+    body = game_view(updated, seat) if view or idempotency_key is not None else {}
 
     per_viewer: dict[int | None, dict[str, Any]] = {}
     if final is after_move:
@@ -559,6 +557,54 @@ def apply_move(
     if result.log_plain >= logcodec.CHUNK:
         _compact_log(store, game_id, result.log_chunks)
     return MoveResult(body, result.version, game=updated)
+
+
+# -- dry runs ---------------------------------------------------------------------------
+# Why a legal dry run's resulting view is withheld (``view_withheld``); stable codes.
+DRAWS_CARDS = "draws_cards"  # cards come from the stock: the view would name them
+TAKES_PILE = "takes_pile"  # the pile's cards under its top would be named
+ENDS_TURN = "ends_turn"  # the next seat's turn would begin (finnish, bicycle: its dealt red threes laid)
+ENDS_HAND = "ends_hand"  # the hand's scores sum every hand
+WITHHELD = (DRAWS_CARDS, TAKES_PILE, ENDS_TURN, ENDS_HAND)
+
+
+def withheld_reason(before: engine.State, after: engine.State, seat: int, action: dict[str, Any]) -> str | None:
+    """Why the mover may not see ``after`` as the answer to a dry run, or None when it may.
+
+    Legality is a function of what the mover knows; the resulting view often is not. So the
+    view is shown only for a move that draws no card, takes no pile and ends neither the
+    turn nor the hand. The reason is decided by the action and by facts the mover knows
+    (its hand, the stock's size), never by the hidden part of the outcome: a draw is
+    ``draws_cards`` even when the card drawn happens to end the hand.
+    """
+    kind = action["type"]
+    if kind == "draw":
+        return DRAWS_CARDS
+    if kind == "take_pile":
+        return TAKES_PILE
+    if kind == "pass":
+        return ENDS_HAND  # only with an empty stock, and it always ends the hand
+    if kind == "discard":  # going out, or an empty stock that ends the hand (R21 "end")
+        ends = before.hand_size(seat) == 1 or (before.stock_size == 0 and before.rules.stock_out == "end")
+        return ENDS_HAND if ends else ENDS_TURN
+    if after.hand_no != before.hand_no or after.phase in ("deal", "over"):
+        return ENDS_HAND  # going out by melding: the mover's own cards decide it
+    if after.turn != before.turn:  # pragma: no cover - only a discard ends a turn
+        return ENDS_TURN
+    if after.stock_pos != before.stock_pos:
+        return DRAWS_CARDS  # a red three laid under optional red threes is replaced
+    return None
+
+
+def dry_run_answer(game: Game, seat: int, action: dict[str, Any], after: engine.State) -> dict[str, Any]:
+    """The answer to a legal dry run: the game as it is (nothing changed: the current
+    version and status), ``legal: true``, and the mover's view after the move, unless
+    :func:`withheld_reason` withholds it (``view`` null, ``view_withheld`` the reason)."""
+    assert game.state is not None
+    reason = withheld_reason(game.state, after, seat, action)
+    body = game_view(Game(game.id, game.version, game.meta, None if reason else after), seat)
+    body.update(dry_run=True, legal=True, view_withheld=reason)
+    return body
 
 
 def _compact_log(store: Store, game_id: str, chunks: int) -> None:

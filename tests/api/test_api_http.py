@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import types
+from typing import Any
 
 import orjson
 import pytest
@@ -13,7 +14,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 import engine
-from api import Settings, create_app
+from api import Settings, create_app, service
 from api.store import Store
 
 PROBLEM = "application/problem+json"
@@ -175,10 +176,54 @@ def test_dry_run_changes_nothing(client: FlaskClient, store: Store) -> None:
                     headers=auth(t.tokens[0], **{"If-Match": etag}))
     assert r.status_code == 200
     body = r.get_json()
-    assert body["dry_run"] is True and len(body["view"]["hand"]) == 12 and body["version"] == before["version"]
+    assert body["dry_run"] is True and body["legal"] is True and body["version"] == before["version"]
+    assert body["view"] is None and body["view_withheld"] == "draws_cards"  # the stock's next card stays hidden
     after, etag2 = t.view(0)
     assert etag2 == etag and after["view"]["hand"] == before["view"]["hand"]
     assert store.event_count(t.id) == events
+
+
+def test_a_cheating_seat_learns_nothing_from_dry_runs(client: FlaskClient, store: Store) -> None:
+    """The tries of a seat that wants to peek: draw, take the pile, discard to see the next
+    seat's first turn; and what a dry run may show (a meld: only the seat's own cards)."""
+    t = Table(client, {"preset": "finnish", "seats": [{"name": f"p{i}"} for i in range(4)], "seed": 32})
+
+    def dry(seat: int, action: dict) -> Any:
+        _, etag = t.view(seat)
+        return client.post(f"/games/{t.id}/moves?dry_run=true", json={"action": action},
+                           headers=auth(t.tokens[seat], **{"If-Match": etag}))
+
+    game = service.load_game(store, t.id)
+    seat = game.state.to_act
+    for action, reason in (({"type": "draw"}, "draws_cards"),):
+        r = dry(seat, action)
+        assert r.status_code == 200 and r.get_json()["view"] is None and r.get_json()["view_withheld"] == reason
+        assert not set(r.get_json()) - {"id", "status", "version", "preset", "players", "seat", "seats", "view",
+                                        "dry_run", "legal", "view_withheld"}
+    takes = [a for a in engine.legal_actions(game.state, seat) if a["type"] == "take_pile"]
+    assert takes, "this deal lets the seat take the pile: pick another seed"
+    for action in takes:
+        r = dry(seat, action)
+        assert r.get_json()["view"] is None and r.get_json()["view_withheld"] == "takes_pile"
+    # an illegal dry run is answered as the move itself would be
+    r = dry(seat, {"type": "discard", "card": "AS"})
+    assert r.status_code == 422 and r.get_json()["code"] == "must_draw_first"
+    # after drawing: a discard would start the next seat's first turn (its red threes)
+    _, etag = t.view(seat)
+    assert t.move(seat, {"type": "draw"}, etag).status_code == 200
+    game = service.load_game(store, t.id)
+    shown = 0
+    for action in engine.legal_actions(game.state, seat):
+        body = dry(seat, action).get_json()
+        if action["type"] == "discard":
+            assert body["view"] is None and body["view_withheld"] == "ends_turn", body
+        elif body["view"] is not None:  # a meld or an add: the seat's own cards, nothing else
+            shown += 1
+            after = engine.apply(game.state, seat, action)
+            assert body["view_withheld"] is None and body["view"] == orjson.loads(orjson.dumps(engine.seat_view(after, seat)))
+            assert body["version"] == game.version and body["status"] == "playing"
+    assert shown, "this deal lets the seat meld after its draw: pick another seed"
+    assert service.load_game(store, t.id).version == game.version
 
 
 def test_idempotency_key(client: FlaskClient, store: Store) -> None:

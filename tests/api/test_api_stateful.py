@@ -231,8 +231,13 @@ class GameMachine(RuleBasedStateMachine):
         assert expected.after is not None
         if dry_run:
             assert r.headers["ETag"] == etag_of(self.version)
-            assert body["dry_run"] is True and body["version"] == self.version
-            assert body["view"] == roundtrip(engine.seat_view(expected.after, seat))
+            assert body["dry_run"] is True and body["legal"] is True and body["version"] == self.version
+            withheld = self._withheld(seat, action, expected.after)
+            assert body["view_withheld"] == withheld, (body["view_withheld"], withheld, action)
+            if withheld is None:
+                assert body["view"] == roundtrip(engine.seat_view(expected.after, seat))
+            else:
+                assert body["view"] is None
             self._unchanged()
             return expected
         # accepted
@@ -256,6 +261,20 @@ class GameMachine(RuleBasedStateMachine):
         if key is not None:
             self.idem[(seat, key)] = Stored(seat, action, body, r.headers["ETag"], if_match or "")
         return expected
+
+    def _withheld(self, seat: int, action: dict[str, Any], after: engine.State) -> str | None:
+        """Why a legal dry run may not show its view (openapi.yaml, postMove): the move would
+        draw, take the pile, end the turn or end the hand."""
+        before = self.state
+        if action["type"] == "draw" or after.stock_pos != before.stock_pos and action["type"] != "discard":
+            return "draws_cards"
+        if action["type"] == "take_pile":
+            return "takes_pile"
+        if after.phase in ("deal", "over"):
+            return "ends_hand"
+        if after.turn != before.turn:
+            return "ends_turn"
+        return None
 
     def _check_refused(self, body: dict[str, Any], seat: int, action: dict[str, Any]) -> None:
         """An error names no card but the sender's own, public ones and those it sent."""
