@@ -72,7 +72,8 @@ class Client:
 
     # -- resources -----------------------------------------------------------------------
     def create_game(self, preset: str, seats: list[dict[str, str] | None], *, players: int | None = None,
-                    rules: dict[str, Any] | None = None, seed: int | None = None) -> dict[str, Any]:
+                    rules: dict[str, Any] | None = None, seed: int | None = None,
+                    turn_timeout: int | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"preset": preset, "seats": seats}
         if players is not None:
             body["players"] = players
@@ -80,6 +81,8 @@ class Client:
             body["rules"] = rules
         if seed is not None:
             body["seed"] = seed
+        if turn_timeout is not None:
+            body["turn_timeout"] = turn_timeout
         return self.request("POST", "/games", body=body).body
 
     def game(self, game_id: str, token: str | None = None) -> Response:
@@ -90,6 +93,10 @@ class Client:
 
     def seat_to_bot(self, game_id: str, seat: int, bot: str, token: str) -> dict[str, Any]:
         return self.request("POST", f"/games/{game_id}/seats/{seat}/bot", body={"bot": bot}, token=token).body
+
+    def take_seat_back(self, game_id: str, seat: int, token: str) -> dict[str, Any]:
+        """The seat's person plays again (only the seat's own token)."""
+        return self.request("DELETE", f"/games/{game_id}/seats/{seat}/bot", token=token).body
 
     def move(self, game_id: str, token: str, action: dict[str, Any], etag: str, *,
              idempotency_key: str | None = None, dry_run: bool = False, raw: bool = False) -> Response:

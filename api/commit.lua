@@ -8,8 +8,10 @@
 -- ARGV[5] idempotency record ("" = none)  ARGV[6] its expiry, seconds
 -- ARGV[7] wake-up channel
 -- ARGV[8] events kept: the stream is trimmed to about this many (0: all are kept)
--- ARGV[9] n: number of event field/value pairs; ARGV[10 .. 9+2n] the pairs
--- ARGV[10+2n ..] log lines to append
+-- ARGV[9] "1": start the turn clock: field turn_at = this server's TIME in ms (the seat to
+--         act has been to act since then; every API process reads the same clock)
+-- ARGV[10] n: number of event field/value pairs; ARGV[11 .. 10+2n] the pairs
+-- ARGV[11+2n ..] log lines to append
 -- Returns {"ok", version, event id, plain log lines, log chunks} | {"stale", current version}
 --   | {"replay", record}
 local idem = KEYS[4]
@@ -36,11 +38,16 @@ if ARGV[3] ~= '' then
   fields[#fields + 1] = 'state'
   fields[#fields + 1] = ARGV[3]
 end
+if ARGV[9] == '1' then
+  local now = redis.call('TIME')
+  fields[#fields + 1] = 'turn_at'
+  fields[#fields + 1] = now[1] .. string.format('%03d', math.floor(tonumber(now[2]) / 1000))
+end
 redis.call('HSET', KEYS[1], unpack(fields))
 
-local n = tonumber(ARGV[9])
+local n = tonumber(ARGV[10])
 local entry = {'v', version}
-for i = 10, 9 + 2 * n do
+for i = 11, 10 + 2 * n do
   entry[#entry + 1] = ARGV[i]
 end
 local id
@@ -51,7 +58,7 @@ else
 end
 
 local length = 0
-for i = 10 + 2 * n, #ARGV, 500 do
+for i = 11 + 2 * n, #ARGV, 500 do
   local last = math.min(i + 499, #ARGV)
   length = redis.call('RPUSH', KEYS[3], unpack(ARGV, i, last))
 end

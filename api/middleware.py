@@ -24,7 +24,7 @@ QUERY_PARAMS: dict[str, frozenset[str]] = {
 }
 ALLOW_HEADERS = "Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID"
 EXPOSE_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed"
-ALLOW_METHODS = "GET, POST, OPTIONS"
+ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 
 
 def _origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:

@@ -13,6 +13,7 @@ RANKS = ("A", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K")
 MAX_CARDS = 200
 MAX_MELDS = 40
 NAME_PATTERN = r"^[^\x00-\x1f\x7f]{1,40}$"
+MAX_TURN_TIMEOUT = 7 * 24 * 3600  # seconds
 
 
 class StrictInt(fields.Integer):
@@ -143,6 +144,8 @@ class CreateGameSchema(_Strict):
     seats = fields.List(fields.Nested(SeatSpecSchema, allow_none=True), required=True,
                         validate=validate.Length(min=2, max=6))
     seed = StrictInt(validate=validate.Range(min=0, max=2**63 - 1))
+    # seconds a person's seat may be to act before any seat may hand it to a bot (0: never)
+    turn_timeout = StrictInt(validate=validate.Range(min=0, max=MAX_TURN_TIMEOUT))
 
 
 class JoinSchema(_Strict):

@@ -148,6 +148,7 @@ def game_view(game: Game, seat: int | None, *, with_rules: bool = False) -> dict
         "players": len(meta["seats"]),
         "seat": seat,
         "seats": public_seats(meta),
+        "turn_timeout": turn_timeout(meta),
         "view": engine_view(game.state, seat),
     }
     if with_rules:
@@ -333,13 +334,15 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any], *,
     for _ in range(MAX_CAS_RETRIES):
         game_id = new_game_id()
         meta = {"id": game_id, "preset": rules.preset, "rules": rules.to_dict(), "created": gamelog.now_rfc3339(),
-                "status": "waiting", "seats": seats, "seed": seed}
+                "status": "waiting", "seats": seats, "seed": seed,
+                "turn_timeout": body.get("turn_timeout", DEFAULT_TURN_TIMEOUT)}
         state, lines = _start(game_id, meta, rules, deck_source) if _filled(meta) else (None, [])
         per_viewer = {v: {"seats": public_seats(meta), **({"deal": _deal_part(state, v)} if state else {})}
                       for v in _viewers(rules.players)}
         result = store.commit(game_id, 0, meta=meta, state=_state_blob(state),
                               event=_event_fields(_envelope("created", meta, state), per_viewer),
-                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep)
+                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep,
+                              turn_clock=state is not None)
         if result.outcome == "ok":
             break
     else:  # pragma: no cover - 72-bit ids do not collide
@@ -386,7 +389,8 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
                       for v in _viewers(len(meta["seats"]))}
         result = store.commit(game_id, game.version, meta=meta, state=_state_blob(state),
                               event=_event_fields(_envelope("joined", meta, state), per_viewer),
-                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep)
+                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep,
+                              turn_clock=state is not None)
         if result.outcome == "ok":
             _remember(game_id, result.version, meta, state)
             notify_bot(store, game_id, state, meta, result.version)
@@ -395,17 +399,69 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
     raise ApiError(409, "conflict", "The game changed too often while joining; try again.")
 
 
-def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: str, token: str | None) -> tuple[dict[str, Any], int]:
-    """Hand a seat to a bot; needs the token of any human seat of the game."""
+# -- who controls a seat ------------------------------------------------------------------
+DEFAULT_TURN_TIMEOUT = 300  # seconds a person's seat may be to act before another seat may bot it
+
+
+def turn_timeout(meta: dict[str, Any]) -> int:
+    """The game's turn timeout, seconds (0: never); games created before it had the default."""
+    return int(meta.get("turn_timeout", DEFAULT_TURN_TIMEOUT))
+
+
+def _need_token(token: str | None) -> None:
     if token is None:
         raise ApiError(401, "missing_token", "This needs the bearer token of a seat of this game.",
                        headers={"WWW-Authenticate": "Bearer"})
+
+
+def _may_hand_to_bot(store: Store, game: Game, record_turn_at: int | None, seat: int, caller: int) -> str:
+    """Why ``caller`` may hand ``seat`` to a bot (``owner``, ``open_seat``, ``turn_timeout``),
+    or the refusal: only the seat's own token hands a person's seat over, except once that
+    seat has been to act for longer than the game's turn timeout (measured on the Redis
+    server's clock, the one every API process shares)."""
+    target = game.meta["seats"][seat]
+    if caller == seat:
+        return "owner"
+    if target.get("name") is None:
+        if target.get("bot") is None:
+            return "open_seat"
+        raise ApiError(409, "seat_taken", f"Seat {seat} is played by a bot; it belongs to nobody.")
+    if target.get("bot") is not None:
+        raise ApiError(409, "seat_is_bot", f"Seat {seat} is already played by a bot.")
+    timeout = turn_timeout(game.meta)
+    if timeout == 0:
+        raise ApiError(403, "turn_timeout_disabled",
+                       f"Seat {seat} is a person's; this game has no turn timeout, so only seat {seat} "
+                       "hands it to a bot.")
+    state = game.state
+    if game.status != "playing" or state is None or state.to_act != seat or record_turn_at is None:
+        raise ApiError(403, "not_seat_owner",
+                       f"Seat {seat} is a person's: only its own token hands it to a bot, or any seat once "
+                       f"it has been to act for longer than the turn timeout ({timeout} s).")
+    idle = (store.server_time_ms() - record_turn_at) / 1000
+    if idle <= timeout:
+        raise ApiError(403, "seat_not_idle",
+                       f"Seat {seat} has been to act for {idle:.0f} s; another seat may hand it to a bot "
+                       f"after {timeout} s.", idle_seconds=round(idle, 3), turn_timeout=timeout)
+    return "turn_timeout"
+
+
+def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: str, token: str | None) -> tuple[dict[str, Any], int]:
+    """Hand a seat to a bot: its own token at any time ("play for me"); any seat of the game
+    for an open seat, or for a person's seat that has been to act for longer than the game's
+    turn timeout. 403 with a reason code otherwise (:func:`_may_hand_to_bot`)."""
+    _need_token(token)
     for _ in range(MAX_CAS_RETRIES):
-        game = load_game(store, game_id)
+        record = store.load(game_id)
+        if record is None:
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r} (it may have expired).")
+        game = game_from_record(game_id, record)
         caller = authenticate(game, token)
+        assert caller is not None
         _seat_or_404(game, seat)
         if game.status == "over":
             raise ApiError(409, "game_over", "The game is over.")
+        reason = _may_hand_to_bot(store, game, record.turn_at, seat, caller)
         meta = dict(game.meta)
         meta["seats"] = [dict(s) for s in game.meta["seats"]]
         meta["seats"][seat]["bot"] = bot
@@ -414,16 +470,50 @@ def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: s
         if game.status == "waiting" and _filled(meta):
             state, lines = _start(game_id, meta, game.rules())
             started = True
-        per_viewer = {v: {"seat": seat, "bot": bot, "by": caller,
+        per_viewer = {v: {"seat": seat, "bot": bot, "by": caller, "reason": reason,
                           **({"deal": _deal_part(state, v)} if started and state else {})}
                       for v in _viewers(len(meta["seats"]))}
         result = store.commit(game_id, game.version, meta=meta, state=_state_blob(state) if started else None,
                               event=_event_fields(_envelope("bot", meta, state), per_viewer),
-                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep)
+                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep,
+                              turn_clock=started)
         if result.outcome == "ok":
             _remember(game_id, result.version, meta, state)
             notify_bot(store, game_id, state, meta, result.version)
             updated = Game(game_id, result.version, meta, state)
+            return game_view(updated, caller), result.version
+    raise ApiError(409, "conflict", "The game changed too often; try again.")
+
+
+def take_seat_back(store: Store, settings: Settings, game_id: str, seat: int, token: str | None) -> tuple[dict[str, Any], int]:
+    """The person takes their seat back from the bot (only the seat's own token). A bot run
+    playing the seat stops at its next move: its compare-and-set names the version before
+    this change, and the run re-reads the game and finds no bot to act. The seat's turn
+    clock restarts if it is to act."""
+    _need_token(token)
+    for _ in range(MAX_CAS_RETRIES):
+        game = load_game(store, game_id)
+        caller = authenticate(game, token)
+        _seat_or_404(game, seat)
+        if caller != seat:
+            raise ApiError(403, "not_seat_owner", f"Only seat {seat}'s own token takes it back from a bot.")
+        if game.status == "over":
+            raise ApiError(409, "game_over", "The game is over.")
+        bot = game.meta["seats"][seat].get("bot")
+        if bot is None:
+            raise ApiError(409, "seat_not_bot", f"Seat {seat} is not played by a bot.")
+        meta = dict(game.meta)
+        meta["seats"] = [dict(s) for s in game.meta["seats"]]
+        meta["seats"][seat]["bot"] = None
+        per_viewer = {v: {"seat": seat, "bot": bot, "by": caller} for v in _viewers(len(meta["seats"]))}
+        to_act = game.state is not None and game.state.to_act == seat
+        result = store.commit(game_id, game.version, meta=meta, state=None,
+                              event=_event_fields(_envelope("bot_removed", meta, game.state), per_viewer),
+                              log_lines=[], ttl=_ttl(settings, meta), events_keep=settings.events_keep,
+                              turn_clock=to_act)
+        if result.outcome == "ok":
+            _remember(game_id, result.version, meta, game.state)
+            updated = Game(game_id, result.version, meta, game.state)
             return game_view(updated, caller), result.version
     raise ApiError(409, "conflict", "The game changed too often; try again.")
 
@@ -545,6 +635,7 @@ def apply_move(
         state=_state_blob(final),
         event=_event_fields(_envelope("move", meta, final), per_viewer),
         log_lines=lines, ttl=_ttl(settings, meta), idem=idem, events_keep=settings.events_keep,
+        turn_clock=True,
     )
     if result.outcome == "replay":
         return _replay(result.record, fingerprint)

@@ -47,11 +47,13 @@ def connect(url: str, max_block_seconds: float = 30.0) -> redis.Redis:
 class Record:
     """What the state hash holds: the version, the game's metadata (JSON) and the engine
     state (JSON). Both stay bytes until asked for: a process that has seen this version
-    already holds them parsed (:class:`api.service.GameCache`)."""
+    already holds them parsed (:class:`api.service.GameCache`). ``turn_at``: the Redis
+    server's time (ms) since when the seat to act has been to act (``commit.lua``)."""
 
     version: int
     meta_json: bytes
     state: bytes | None
+    turn_at: int | None = None
 
     @cached_property
     def meta(self) -> dict[str, Any]:
@@ -115,10 +117,17 @@ class Store:
 
     # -- reads ---------------------------------------------------------------------------
     def load(self, game_id: str) -> Record | None:
-        version, meta, state = self.execute("HMGET", self.keys.state(game_id), "version", "meta", "state")
+        version, meta, state, turn_at = self.execute("HMGET", self.keys.state(game_id), "version", "meta",
+                                                     "state", "turn_at")
         if version is None or meta is None:
             return None
-        return Record(int(version), meta, state)
+        return Record(int(version), meta, state, int(turn_at) if turn_at is not None else None)
+
+    def server_time_ms(self) -> int:
+        """The Redis server's clock (TIME), the one ``turn_at`` is read from: every API
+        process compares against the same clock, whatever its own says."""
+        seconds, micros = self.execute("TIME")
+        return int(seconds) * 1000 + int(micros) // 1000
 
     def snapshot(self, game_id: str) -> tuple[Record | None, str]:
         """The record and the id of the last event, read atomically (MULTI)."""
@@ -190,11 +199,13 @@ class Store:
         ttl: int,
         idem: tuple[int, str, bytes, int] | None = None,
         events_keep: int = 0,
+        turn_clock: bool = False,
     ) -> Commit:
         """Compare-and-set: write everything if the version is still ``expected_version``.
 
         ``idem`` is (seat, key, record, ttl): the response stored for an Idempotency-Key.
         ``events_keep``: trim the event stream to about that many entries (0: keep all).
+        ``turn_clock``: the seat to act starts (or restarts) waiting now (``turn_at``).
         """
         k = self.keys
         keys = [k.state(game_id), k.events(game_id), k.log(game_id)]
@@ -211,6 +222,7 @@ class Store:
             int(idem_ttl),
             k.wake(game_id),
             int(events_keep),
+            b"1" if turn_clock else b"0",
             len(event),
         ]
         for name, value in event.items():

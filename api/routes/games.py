@@ -1,4 +1,4 @@
-"""Games: create, read, join a seat, hand a seat to a bot, move, hint, log."""
+"""Games: create, read, join a seat, hand a seat to a bot and take it back, move, hint, log."""
 
 from __future__ import annotations
 
@@ -71,6 +71,15 @@ def seat_to_bot(game_id: str, seat: int) -> Response:
     body = json_body(_bot)
     c = ctx()
     view, version = service.assign_bot(c.store, c.settings, game_id, seat, body["bot"], token)
+    return json_response(view, headers={"ETag": etag(version)})
+
+
+@bp.delete("/games/<game_id>/seats/<int:seat>/bot")
+def seat_from_bot(game_id: str, seat: int) -> Response:
+    check_game_id(game_id)
+    token = bearer_token()
+    c = ctx()
+    view, version = service.take_seat_back(c.store, c.settings, game_id, seat, token)
     return json_response(view, headers={"ETag": etag(version)})
 
 

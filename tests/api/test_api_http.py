@@ -199,6 +199,7 @@ def test_a_cheating_seat_learns_nothing_from_dry_runs(client: FlaskClient, store
         r = dry(seat, action)
         assert r.status_code == 200 and r.get_json()["view"] is None and r.get_json()["view_withheld"] == reason
         assert not set(r.get_json()) - {"id", "status", "version", "preset", "players", "seat", "seats", "view",
+                                        "turn_timeout",
                                         "dry_run", "legal", "view_withheld"}
     takes = [a for a in engine.legal_actions(game.state, seat) if a["type"] == "take_pile"]
     assert takes, "this deal lets the seat take the pile: pick another seed"

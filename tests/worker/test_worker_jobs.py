@@ -71,7 +71,7 @@ def test_hint_and_hand_a_seat_to_a_bot(http: Any, wstore: Store, rclient: Any, c
     game = service.load_game(wstore, gid)
     assert hint.get_json()["action"] == bots.choose("greedy", game.state, 0)
     # seat 1 leaves its seat to a bot; the human plays a turn; the bot answers
-    r = http.post(f"/games/{gid}/seats/1/bot", json={"bot": "greedy"}, headers=auth(tokens[0]))
+    r = http.post(f"/games/{gid}/seats/1/bot", json={"bot": "greedy"}, headers=auth(tokens[1]))
     assert r.status_code == 200, r.get_json()
     human_turn(http, wstore, gid, 0, tokens[0])
     run_worker(rclient, cfg)
