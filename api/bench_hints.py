@@ -1,0 +1,220 @@
+"""``canasta bench hints``: hints under load, against /healthz in the same run, loopback only.
+
+Starts gunicorn (and, without REDIS_URL, an embedded Valkey) and creates ``--games`` four-seat
+human games in which the first seat has drawn (a play phase: many options, so the expert
+really searches). Then, with the same asyncio HTTP/1.1 client as ``canasta bench api``:
+
+1. /healthz (the baseline of the run);
+2. new positions: ``--connections`` clients ask ``GET /games/{id}/hint?bot=BOT`` for the seat
+   to act, each request a position never asked before (the cost of a hint that must be
+   thought);
+3. the same positions again (what a client that asks twice, or many players looking at the
+   same position, cost);
+4. one token asking as fast as it can (what the per-token hint limit lets through).
+
+Phases 2 and 3 run with the rate limiter off (the server's hint cost, not its limits); phase 4
+on a second server with the limiter on, as deployed (its per-address limit raised: every
+request comes from one address). Prints hints/s, latency p50/p99 and the answers' statuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from api import procstat
+from api.bench import HOST, Client, _get, _health_phase, _percentile, _post
+from api.embedded import EmbeddedRedis
+from api.serve import gunicorn_command, wait_healthy
+
+CREATE_BODY = orjson.dumps({"preset": "classic", "seats": [{"name": f"hint{i}"} for i in range(4)]})
+DRAW = orjson.dumps({"action": {"type": "draw"}})
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="canasta bench hints", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", type=int, default=600, help="positions to ask about (default 600)")
+    p.add_argument("--connections", type=int, default=16, help="concurrent clients (default 16)")
+    p.add_argument("--seconds", type=float, default=10.0, help="each hint phase (default 10)")
+    p.add_argument("--health-seconds", type=float, default=5.0, help="the /healthz phase (default 5)")
+    p.add_argument("--bot", default="expert", choices=("random", "greedy", "expert"), help="default expert")
+    p.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
+    p.add_argument("--threads", type=int, default=16, help="threads per worker (default 16, as canasta serve)")
+    p.add_argument("--redis-url", default=None, help="Redis (default: $REDIS_URL, else an embedded Valkey)")
+    return p
+
+
+async def _setup(client: Client, games: int) -> list[tuple[str, str]]:
+    """``games`` games where the seat to act has drawn: (game id, that seat's token)."""
+    out: list[tuple[str, str]] = []
+    conn = await client.connect()
+    try:
+        for _ in range(games):
+            status, raw = await client.request(conn, _post("/games", CREATE_BODY))
+            if status != 201:
+                raise RuntimeError(f"create: {status} {raw[:200]!r}")
+            game = orjson.loads(raw)
+            seat = game["view"]["to_act"]
+            token = next(s["token"] for s in game["seats"] if s["seat"] == seat)
+            status, raw = await client.request(conn, _post(f"/games/{game['id']}/moves", DRAW, token, game["version"]))
+            if status != 200:
+                raise RuntimeError(f"draw: {status} {raw[:200]!r}")
+            out.append((game["id"], token))
+    finally:
+        if conn.transport is not None:
+            conn.transport.close()
+    return out
+
+
+async def _hint_phase(client: Client, positions: list[tuple[str, str]], bot: str, connections: int,
+                      seconds: float, once: bool) -> dict[str, Any]:
+    """``connections`` clients asking hints for ``positions`` for ``seconds``; with ``once``,
+    each position at most once (the phase ends early when they run out)."""
+    deadline = time.monotonic() + seconds
+    lat: list[float] = []
+    statuses: Counter[int] = Counter()
+    errors: list[str] = []
+    cursor = [0]
+
+    async def loop() -> None:
+        conn = await client.connect()
+        try:
+            while time.monotonic() < deadline:
+                i = cursor[0]
+                cursor[0] += 1
+                if once and i >= len(positions):
+                    return
+                gid, token = positions[i % len(positions)]
+                t0 = time.perf_counter()
+                status, _ = await client.request(conn, _get(f"/games/{gid}/hint?bot={bot}", token))
+                statuses[status] += 1
+                if status == 200:
+                    lat.append((time.perf_counter() - t0) * 1000)
+        except Exception as e:  # noqa: BLE001 - a bench reports errors, it does not crash
+            errors.append(repr(e))
+        finally:
+            if conn.transport is not None:
+                conn.transport.close()
+
+    start = time.monotonic()
+    await asyncio.gather(*(loop() for _ in range(connections)))
+    elapsed = time.monotonic() - start
+    return {"rate": len(lat) / elapsed if elapsed else 0.0, "p50": _percentile(lat, .5), "p99": _percentile(lat, .99),
+            "statuses": dict(statuses), "elapsed": elapsed, "errors": errors}
+
+
+def _start_server(url: str, prefix: str, args: argparse.Namespace, limiter: bool) -> tuple[subprocess.Popen[bytes], int]:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix,
+           "CANASTA_RATE_LIMIT": "1" if limiter else "0", "CANASTA_RATE_LIMIT_PER_ADDRESS": "1000000000"}
+    server = subprocess.Popen(gunicorn_command(HOST, port, args.workers, args.threads), env=env)
+    if not wait_healthy(f"http://{HOST}:{port}", server, timeout=30):
+        server.terminate()
+        raise RuntimeError("the API did not start")
+    return server, port
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    try:
+        server.wait(15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(5)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    import redis
+
+    from api.store import Store
+
+    embedded = None
+    prefix = f"bench-{uuid.uuid4().hex[:8]}"
+    url = args.redis_url or os.environ.get("REDIS_URL")
+    out: dict[str, Any] = {"loadavg": [procstat.loadavg()]}
+    try:
+        if not url:
+            embedded = EmbeddedRedis()
+            url = embedded.start()
+        server, port = _start_server(url, prefix, args, limiter=False)
+        try:
+            client = Client(HOST, port)
+
+            async def measure() -> None:
+                await _health_phase(client, args.connections, min(1.0, args.health_seconds))  # warm-up
+                out["health"] = await _health_phase(client, args.connections, args.health_seconds)
+                positions = await _setup(client, args.games)
+                out["fresh"] = await _hint_phase(client, positions, args.bot, args.connections, args.seconds, once=True)
+                asked = positions[:max(1, int(out["fresh"]["rate"] * out["fresh"]["elapsed"]))]
+                out["again"] = await _hint_phase(client, asked, args.bot, args.connections, args.seconds, once=False)
+
+            asyncio.run(measure())
+        finally:
+            _stop(server)
+        server, port = _start_server(url, prefix, args, limiter=True)
+        try:
+            client = Client(HOST, port)
+
+            async def hammer() -> None:
+                positions = await _setup(client, 1)
+                out["one_token"] = await _hint_phase(client, positions, args.bot, 1, args.seconds, once=False)
+
+            asyncio.run(hammer())
+        finally:
+            _stop(server)
+        out["loadavg"].append(procstat.loadavg())
+        store = Store(redis.Redis.from_url(url), prefix)
+        out["redis_version"] = store.redis.info("server").get("redis_version", "?")
+        store.delete_all()
+        store.redis.close()
+        return out
+    finally:
+        if embedded is not None:
+            embedded.stop()
+
+
+def report(out: dict[str, Any], args: argparse.Namespace) -> str:
+    def phase(p: dict[str, Any]) -> str:
+        codes = ", ".join(f"{k}: {v}" for k, v in sorted(p["statuses"].items()))
+        return f"{p['rate']:.1f}/s  (p50 {p['p50']:.1f} ms, p99 {p['p99']:.1f} ms; answers {codes})"
+
+    h = out["health"]
+    rows = [
+        ("server", f"gunicorn {args.workers} workers x {args.threads} threads; redis {out['redis_version']}; "
+                   f"{args.connections} connections"),
+        ("load average", f"{out['loadavg'][0]} -> {out['loadavg'][-1]}"),
+        ("/healthz (baseline)", f"{h['rate']:.0f}/s  (p50 {h['p50']:.1f} ms, p99 {h['p99']:.1f} ms)"),
+        (f"{args.bot} hints, new positions", phase(out["fresh"])),
+        (f"{args.bot} hints, asked again", phase(out["again"])),
+        ("one token, limiter on", phase(out["one_token"])),
+    ]
+    errors = out["fresh"]["errors"] + out["again"]["errors"] + out["one_token"]["errors"] + h["errors"]
+    if errors:
+        rows.append(("errors", f"{len(errors)}: {errors[:3]}"))
+    width = max(len(r[0]) for r in rows)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    out = run(args)
+    print(report(out, args), flush=True)
+    errors = out["fresh"]["errors"] + out["again"]["errors"] + out["one_token"]["errors"] + out["health"]["errors"]
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
