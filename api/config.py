@@ -50,7 +50,14 @@ class Settings:
     rate_limit_window: int = 10
     rate_limit_per_address: int = 2000
     rate_limit_per_token: int = 300
+    # hints (GET /games/{id}/hint) per window per token, counted apart from the rest: a hint
+    # may run a search, so its limit is lower; 0 leaves hints to the per-token limit
+    rate_limit_hints_per_token: int = 20
     trust_proxy: bool = False
+    # hints: the expert's thinking time (wall clock) and how long an answer is kept for the
+    # same game version, seat and bot (0: not kept)
+    hint_budget_ms: float = 50.0
+    hint_cache_seconds: int = 600
     # events
     sse_ping_seconds: float = 15.0
     sse_max_seconds: float = 300.0  # a stream ends after this; EventSource reconnects
@@ -79,6 +86,9 @@ class Settings:
             rate_limit_window=_env_int("CANASTA_RATE_LIMIT_WINDOW", cls.rate_limit_window),
             rate_limit_per_address=_env_int("CANASTA_RATE_LIMIT_PER_ADDRESS", cls.rate_limit_per_address),
             rate_limit_per_token=_env_int("CANASTA_RATE_LIMIT_PER_TOKEN", cls.rate_limit_per_token),
+            rate_limit_hints_per_token=_env_int("CANASTA_RATE_LIMIT_HINTS_PER_TOKEN", cls.rate_limit_hints_per_token),
+            hint_budget_ms=_env_float("CANASTA_HINT_BUDGET_MS", cls.hint_budget_ms),
+            hint_cache_seconds=_env_int("CANASTA_HINT_CACHE_SECONDS", cls.hint_cache_seconds),
             trust_proxy=_env_bool("CANASTA_TRUST_PROXY", False),
             sse_ping_seconds=_env_float("CANASTA_SSE_PING_SECONDS", cls.sse_ping_seconds),
             sse_max_seconds=_env_float("CANASTA_SSE_MAX_SECONDS", cls.sse_max_seconds),

@@ -34,6 +34,11 @@ class Keys:
         """String: the stored response of an Idempotency-Key, scoped per seat."""
         return self._game(game_id, f"idem:{seat}:{key}")
 
+    def hint(self, game_id: str, version: int, seat: int, bot: str) -> str:
+        """String: a hint's answer, for one version, seat and bot (expires; never shared
+        between seats: each seat's hint reads its own hand)."""
+        return self._game(game_id, f"hint:{version}:{seat}:{bot}")
+
     def wake(self, game_id: str) -> str:
         """Pub/sub channel: the new version after every change."""
         return self._game(game_id, "wake")

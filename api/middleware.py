@@ -40,9 +40,14 @@ def _rate_limit() -> Response | None:
     if s.rate_limit_per_address > 0:
         counters.append(("addr", request.remote_addr or "unknown", s.rate_limit_per_address))
     header = request.headers.get("Authorization", "")
-    if s.rate_limit_per_token > 0 and header[:7].lower() == "bearer " and header[7:].strip():
-        ident = hashlib.sha256(header[7:].strip().encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        counters.append(("tok", ident, s.rate_limit_per_token))
+    if header[:7].lower() == "bearer " and header[7:].strip():
+        hints = s.rate_limit_hints_per_token if request.endpoint == "games.get_hint" else 0
+        if s.rate_limit_per_token > 0 or hints > 0:
+            ident = hashlib.sha256(header[7:].strip().encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            if s.rate_limit_per_token > 0:
+                counters.append(("tok", ident, s.rate_limit_per_token))
+            if hints > 0:  # hints may run a search: their own, lower limit
+                counters.append(("hint", ident, hints))
     try:
         wait_ms = c.store.rate_limit(counters, s.rate_limit_window)
     except Exception:  # noqa: BLE001 - a limiter that cannot count lets requests through
@@ -82,7 +87,8 @@ def register(app: Flask) -> None:
     """Install the hooks this app's settings need, and only those: every request pays for
     each hook, and most deployments run without a limiter or without CORS."""
     settings: Settings = app.extensions["canasta"].settings
-    limited = settings.rate_limit_enabled and (settings.rate_limit_per_address > 0 or settings.rate_limit_per_token > 0)
+    limited = settings.rate_limit_enabled and (settings.rate_limit_per_address > 0 or settings.rate_limit_per_token > 0
+                                               or settings.rate_limit_hints_per_token > 0)
 
     @app.before_request
     def _before() -> Response | None:

@@ -714,11 +714,17 @@ def read_log(store: Store, game_id: str) -> list[bytes]:
     return store.read_log(game_id)
 
 
-def hint(store: Store, game_id: str, token: str | None, bot: str, *, budget: Any = None) -> dict[str, Any]:
+def hint(store: Store, game_id: str, token: str | None, bot: str, *, settings: Settings | None = None,
+         budget: Any = None) -> dict[str, Any]:
     """The action bot ``bot`` would choose for the token's seat (``worker.bots.choose``).
 
-    ``budget``: the bots' thinking allowance (a ``worker.bots.Budget``; a rollout cap makes
-    the expert repeatable, which tests need)."""
+    Bounded: an answer is kept in Redis for the game's version, the seat and the bot
+    (``hint_cache_seconds``), so asking again costs a read; the expert thinks for
+    ``hint_budget_ms`` of wall clock (``budget``, a ``worker.bots.Budget``, replaces it: a
+    rollout cap makes the expert repeatable, which tests need). The HTTP layer limits hints
+    per token (``rate_limit_hints_per_token``). The bots see only the seat's view.
+    """
+    settings = settings or Settings.from_env()
     game = load_game(store, game_id)
     if token is None:
         raise ApiError(401, "missing_token", "A hint is for a seat: send its bearer token.",
@@ -730,9 +736,17 @@ def hint(store: Store, game_id: str, token: str | None, bot: str, *, budget: Any
     if game.state.to_act != seat:
         raise ApiError(403, "not_your_turn", f"Seat {game.state.to_act} is to act, not seat {seat}.",
                        to_act=game.state.to_act if game.state.to_act >= 0 else None)
+    keep = settings.hint_cache_seconds
+    if keep > 0:
+        cached = store.cached_hint(game_id, game.version, seat, bot)
+        if cached is not None:
+            return orjson.loads(cached)
     try:
-        from worker.bots import choose  # type: ignore[import-not-found]
+        from worker.bots import Budget, choose  # type: ignore[import-not-found]
     except ImportError:
         raise ApiError(501, "hints_unavailable", "Bots are not installed on this server.") from None
-    action = choose(bot, game.state, seat, budget=budget)
-    return {"bot": bot, "seat": seat, "version": game.version, "action": action}
+    action = choose(bot, game.state, seat, budget=budget if budget is not None else Budget(ms=settings.hint_budget_ms))
+    answer = {"bot": bot, "seat": seat, "version": game.version, "action": action}
+    if keep > 0:
+        store.cache_hint(game_id, game.version, seat, bot, orjson.dumps(answer), keep)
+    return answer

@@ -143,6 +143,12 @@ class Store:
     def get_idempotency(self, game_id: str, seat: int, key: str) -> bytes | None:
         return self.redis.get(self.keys.idem(game_id, seat, key))
 
+    def cached_hint(self, game_id: str, version: int, seat: int, bot: str) -> bytes | None:
+        return self.execute("GET", self.keys.hint(game_id, version, seat, bot))
+
+    def cache_hint(self, game_id: str, version: int, seat: int, bot: str, answer: bytes, ttl: int) -> None:
+        self.execute("SET", self.keys.hint(game_id, version, seat, bot), answer, "EX", int(ttl), "NX")
+
     def events_after(self, game_id: str, after: str, count: int = 500) -> list[Event]:
         """Events with ids strictly after ``after`` (oldest first)."""
         rows = self.redis.xrange(self.keys.events(game_id), min=f"({after}", max="+", count=count)

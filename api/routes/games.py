@@ -144,7 +144,8 @@ def get_hint(game_id: str) -> Response:
     bot = request.args.get("bot", "greedy")
     if bot not in BOTS:
         raise ApiError(400, "invalid_parameter", f"bot is one of {', '.join(BOTS)}.")
-    result = service.hint(ctx().store, game_id, token, bot)
+    c = ctx()
+    result = service.hint(c.store, game_id, token, bot, settings=c.settings)
     return json_response(result, headers={"Cache-Control": "no-store"})
 
 

@@ -29,3 +29,17 @@ def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str],
         assert deliveries >= 3 and "0 polls refused" in line
     else:
         assert "event fan-out" not in out
+
+
+def test_bench_hints_short_run(redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from api import bench_hints
+
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    assert bench_hints.main(["--games", "6", "--seconds", "0.6", "--health-seconds", "0.3", "--connections", "2",
+                             "--workers", "1", "--threads", "4", "--bot", "greedy"]) == 0
+    out = capsys.readouterr().out
+    assert "/healthz (baseline)" in out and "greedy hints, new positions" in out and "asked again" in out
+    fresh = out.split("greedy hints, new positions")[1].splitlines()[0]
+    assert "200: 6" in fresh  # each position once
+    one = out.split("one token, limiter on")[1].splitlines()[0]
+    assert "429" in one  # one token asking as fast as it can is held back

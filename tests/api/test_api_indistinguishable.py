@@ -161,7 +161,7 @@ def answers(twin: Twin, seat: int, legal: list[dict[str, Any]]) -> list[tuple[st
     out.append(("illegal move", twin.move(seat, illegal_actions(s, seat)[0], game.version)))
     for bot in BOTS:
         out.append((f"hint {bot}", _answer(lambda bot=bot: service.hint(twin.store, twin.id, token, bot,
-                                                                        budget=HINT_BUDGET))))
+                                                                        settings=twin.cfg, budget=HINT_BUDGET))))
     events = [service.render_event(e.id, e.fields, seat) for e in twin.store.events_after(twin.id, "0-0", 100_000)]
     for n, event in enumerate(events):
         event["id"] = f"event-{n}"
