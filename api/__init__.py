@@ -19,13 +19,13 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     from api.errors import ApiError, problem_response
     from api.http import Ctx
     from api.routes import events, games, meta
-    from api.store import Store, connect
+    from api.store import NotDurable, Store, connect
 
     settings = config if isinstance(config, Settings) else Settings.from_env(config)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     longest_block = max(settings.poll_max_wait, settings.sse_ping_seconds)
-    store = Store(connect(settings.redis_url, longest_block), settings.key_prefix)
+    store = Store.for_settings(connect(settings.redis_url, longest_block), settings)
     app.extensions["canasta"] = Ctx(settings, store, threading.BoundedSemaphore(max(1, settings.max_event_readers)))
     errors.register(app)
 
@@ -36,6 +36,16 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
         return problem_response(ApiError(503, "redis_unavailable", "The game store does not answer; retry.",
                                          headers={"Retry-After": "1"}))
 
+    @app.errorhandler(NotDurable)
+    def _not_durable(exc: NotDurable) -> Any:
+        logging.getLogger("canasta.api").error("a change was not confirmed durable: %s", exc)
+        return problem_response(ApiError(
+            503, "not_durable", "The game store did not confirm the change on its disk: it may or may not "
+            "have been applied. Retry with the same Idempotency-Key.", headers={"Retry-After": "1"}))
+
+    from api.durability import warn_once
+
+    warn_once(store.redis, settings)
     middleware.register(app)
     app.register_blueprint(meta.bp)
     app.register_blueprint(games.bp)

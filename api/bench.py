@@ -69,7 +69,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="fan-out phase: pause before each move (default 100)")
     p.add_argument("--redis-url", default=None, help="Redis (default: $REDIS_URL, else an embedded Valkey)")
     p.add_argument("--seed", type=int, default=1, help="the client's choices (default 1)")
+    p.add_argument("--durability", type=_modes, default=["fsync"],
+                   help="CANASTA_DURABILITY of the server, or several separated by commas to compare them "
+                        "in one run, alternately (--rounds); 'compare' is off,fsync,waitaof. fsync (default, "
+                        "as deployed) and waitaof: the embedded Valkey keeps an append-only file fsynced "
+                        "before every reply; off: a Valkey with no persistence")
+    p.add_argument("--rounds", type=int, default=1, help="rounds of the --durability modes (default 1)")
     return p
+
+
+def _modes(text: str) -> list[str]:
+    modes = ["off", "fsync", "waitaof"] if text == "compare" else [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in modes if m not in ("off", "fsync", "waitaof")]
+    if bad or not modes:
+        raise argparse.ArgumentTypeError(f"modes are off, fsync, waitaof (or compare), not {text!r}")
+    return modes
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -509,7 +523,7 @@ def drive(port: int, args: dict[str, Any], server_pids: list[int], redis_url: st
 
 
 # -- the run ------------------------------------------------------------------------------
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def run(args: argparse.Namespace, durability: str = "fsync") -> dict[str, Any]:
     import redis
 
     from api.store import Store
@@ -520,13 +534,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     server = None
     try:
         if not url:
-            embedded = EmbeddedRedis()
+            embedded = EmbeddedRedis(durable=durability != "off")  # a temporary data directory
             url = embedded.start()
         with socket.socket() as s:
             s.bind((HOST, 0))
             port = s.getsockname()[1]
         env = {**os.environ, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix,
-               "CANASTA_RATE_LIMIT": "1" if args.rate_limit else "0"}
+               "CANASTA_RATE_LIMIT": "1" if args.rate_limit else "0",
+               "CANASTA_DURABILITY": durability}
         env.setdefault("CANASTA_MAX_EVENT_READERS", str(max(1, args.threads - 4)))  # as canasta serve
         if args.rate_limit:  # every request of the bench comes from one address
             env["CANASTA_RATE_LIMIT_PER_ADDRESS"] = "1000000000"
@@ -553,6 +568,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         stats["events_per_game"] = statistics.mean(store.event_count(g) for g in games) if games else 0
         stats["redis_version"] = store.redis.info("server").get("redis_version", "?")
         stats["redis_url"] = "embedded Valkey" if embedded is not None else url
+        persistence = store.redis.info("persistence")
+        fsync = store.redis.config_get("appendfsync").get(b"appendfsync", b"?").decode()
+        stats["durability"] = (f"CANASTA_DURABILITY={durability}; the server's append-only file "
+                               f"{'on, appendfsync ' + fsync if persistence['aof_enabled'] else 'off'}")
+        stats["mode"] = durability
         store.delete_all()
         store.redis.close()
         return stats
@@ -589,6 +609,7 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
         ("gunicorn", f"{args.workers} workers x {args.threads} threads (gthread), rate limiter "
                      f"{'ON' if args.rate_limit else 'off'}"),
         ("redis", f"{stats['redis_url']} ({stats['redis_version']})"),
+        ("durability", stats["durability"]),
         ("run", f"{elapsed:.1f} s measured after {args.warmup:.0f} s warm-up; load average "
                 f"{stats['loadavg'][0]} -> {stats['loadavg'][1]}"),
         ("accepted moves/s", f"{rate:.0f}  ({moves} moves, {stats['rejected']} rejected tries; offered: "
@@ -629,13 +650,45 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
 
+def _errors(stats: dict[str, Any]) -> list[str]:
+    errors = stats["errors"] + stats["health_before"]["errors"] + stats["health_after"]["errors"]
+    return errors + stats.get("fanout", {}).get("errors", [])
+
+
+def compare(runs: list[dict[str, Any]]) -> str:
+    """Moves/s and latency per durability mode, run by run, and each mode's moves : /healthz
+    ratio against durability off's (the ratio cancels load that moves both phases of a run)."""
+    lines = ["durability  accepted moves/s  p50 ms  p99 ms  /healthz req/s  moves : /healthz"]
+    ratios: dict[str, list[float]] = {}
+    for stats in runs:
+        rate = stats["moves"] / stats["elapsed"] if stats["elapsed"] else 0.0
+        health = (stats["health_before"]["rate"] + stats["health_after"]["rate"]) / 2
+        ratio = rate / health if health else 0.0
+        ratios.setdefault(stats["mode"], []).append(ratio)
+        lines.append(f"{stats['mode']:<10}  {rate:>16.0f}  {_percentile(stats['move_ms'], .5):>6.1f}  "
+                     f"{_percentile(stats['move_ms'], .99):>6.1f}  {health:>14.0f}  {ratio:>16.3f}")
+    if "off" in ratios:
+        base = statistics.mean(ratios["off"])
+        for mode, values in ratios.items():
+            if mode != "off" and base:
+                lines.append(f"{mode}: {statistics.mean(values) / base:.0%} of durability off's moves : /healthz ratio")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    stats = run(args)
-    print(report(stats, args), flush=True)
-    errors = stats["errors"] + stats["health_before"]["errors"] + stats["health_after"]["errors"]
-    errors += stats.get("fanout", {}).get("errors", [])
-    return 1 if errors else 0
+    if len(args.durability) == 1 and args.rounds <= 1:
+        stats = run(args, args.durability[0])
+        print(report(stats, args), flush=True)
+        return 1 if _errors(stats) else 0
+    runs: list[dict[str, Any]] = []
+    for _ in range(max(1, args.rounds)):
+        for mode in args.durability:
+            stats = run(args, mode)
+            print(f"-- CANASTA_DURABILITY={mode}\n{report(stats, args)}\n", flush=True)
+            runs.append(stats)
+    print(compare(runs), flush=True)
+    return 1 if any(_errors(stats) for stats in runs) else 0
 
 
 if __name__ == "__main__":

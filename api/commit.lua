@@ -18,6 +18,9 @@ local idem = KEYS[4]
 if idem then
   local record = redis.call('GET', idem)
   if record then
+    -- renew its expiry: a write, so that a WAITAOF behind this call confirms the record
+    -- (written earlier, maybe by another connection) is on disk before it is replayed
+    redis.call('EXPIRE', idem, tonumber(ARGV[6]))
     return {'replay', record}
   end
 end

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 _TRUE = {"1", "true", "yes", "on"}
+# CANASTA_DURABILITY (api.durability): "fsync", the server fsyncs every write before it
+# replies (checked); "waitaof", the server confirms each commit (WAITAOF); "off"
+DURABILITY = ("fsync", "waitaof", "off")
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -42,6 +45,11 @@ class Settings:
     retention_seconds: int = 7 * 24 * 3600  # finished games
     idle_seconds: int = 30 * 24 * 3600  # games nobody touched (waiting or abandoned)
     idempotency_seconds: int = 24 * 3600
+    # a change is answered only once it is on the Redis server's disk, else 503 (api.durability):
+    # "fsync" (the server is checked to fsync before it replies: appendonly yes, appendfsync
+    # always), "waitaof" (each commit confirmed by WAITAOF within the timeout), "off"
+    durability: str = "fsync"
+    durability_timeout_ms: int = 1000
     test_seeds: bool = False
     cors_origins: tuple[str, ...] = ()
     max_body_bytes: int = 1024 * 1024
@@ -70,6 +78,12 @@ class Settings:
     max_event_readers: int = 12
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.durability not in DURABILITY:
+            raise ValueError(f"CANASTA_DURABILITY is one of {', '.join(DURABILITY)}, not {self.durability!r}")
+        if self.durability_timeout_ms <= 0:
+            raise ValueError("CANASTA_DURABILITY_TIMEOUT_MS is a positive number of milliseconds")
+
     @classmethod
     def from_env(cls, overrides: dict[str, Any] | None = None) -> Settings:
         """Environment variables, then explicit overrides (field names)."""
@@ -79,6 +93,8 @@ class Settings:
             retention_seconds=_env_int("CANASTA_RETENTION_SECONDS", cls.retention_seconds),
             idle_seconds=_env_int("CANASTA_IDLE_SECONDS", cls.idle_seconds),
             idempotency_seconds=_env_int("CANASTA_IDEMPOTENCY_SECONDS", cls.idempotency_seconds),
+            durability=(os.environ.get("CANASTA_DURABILITY") or cls.durability).strip().lower(),
+            durability_timeout_ms=_env_int("CANASTA_DURABILITY_TIMEOUT_MS", cls.durability_timeout_ms),
             test_seeds=_env_bool("CANASTA_TEST_SEEDS", False),
             cors_origins=_env_list("CANASTA_CORS_ORIGINS"),
             max_body_bytes=_env_int("CANASTA_MAX_BODY_BYTES", cls.max_body_bytes),

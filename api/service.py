@@ -119,7 +119,7 @@ def as_store(redis_or_store: Any, settings: Settings | None = None) -> Store:
     if isinstance(redis_or_store, Store):
         return redis_or_store
     settings = settings or Settings.from_env()
-    return Store(redis_or_store, settings.key_prefix)
+    return Store.for_settings(redis_or_store, settings)
 
 
 # -- views ------------------------------------------------------------------------------
@@ -570,7 +570,7 @@ def apply_move(
         game = load_game(store, game_id)
     fingerprint = _fingerprint(action) if idempotency_key is not None else ""  # only keys need it
     if idempotency_key is not None and not dry_run:
-        record = store.get_idempotency(game_id, seat, idempotency_key)
+        record = store.get_idempotency(game_id, seat, idempotency_key, settings.idempotency_seconds)
         if record is not None:
             return _replay(record, fingerprint)
     if game.status == "waiting":

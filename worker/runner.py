@@ -50,7 +50,7 @@ def store_for(redis: Any, prefix: str) -> Store:
     key = (id(redis), prefix)
     s = _stores.get(key)
     if s is None or s.redis is not redis:
-        s = _stores[key] = Store(redis, prefix)
+        s = _stores[key] = Store.for_settings(redis, settings_for(prefix))
     return s
 
 

@@ -38,6 +38,6 @@ def client(app: Flask) -> FlaskClient:
 
 @pytest.fixture(scope="session")
 def store(settings: Settings) -> Iterator[Store]:
-    s = Store(connect(settings.redis_url), settings.key_prefix)
+    s = Store.for_settings(connect(settings.redis_url), settings)
     yield s
     s.redis.close()

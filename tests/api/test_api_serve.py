@@ -1,4 +1,5 @@
-"""`canasta serve` without REDIS_URL: it answers, and SIGTERM leaves no process behind."""
+"""`canasta serve` without REDIS_URL: it answers, SIGTERM leaves no process behind, and started
+again on the same data directory it continues every game (its Valkey keeps an append-only file)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import psutil
 import requests
+from api_players import candidates
 from api_servers import free_port, wait_healthy
+
+from api.client import ApiProblem, Client
 
 
 def _descendants(pid: int) -> list[psutil.Process]:
@@ -31,38 +36,137 @@ def _valkey_on(port: int) -> list[psutil.Process]:
     return found
 
 
-def test_serve_starts_and_stops_cleanly() -> None:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    env["CANASTA_KEY_PREFIX"] = "serve-test"
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(port), "--workers", "1",
-                             "--threads", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output: list[str] = []
-    reader = threading.Thread(target=lambda: output.extend(iter(proc.stdout.readline, "")), daemon=True)
-    reader.start()
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_healthy(base, proc, timeout=60)
-        assert requests.get(base + "/readyz", timeout=5).json() == {"status": "ready"}
+class Serve:
+    """``canasta serve`` as a subprocess (no REDIS_URL: its embedded Valkey), output captured."""
+
+    def __init__(self, data_dir: Path, *extra: str) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CANASTA_DURABILITY")}
+        env["CANASTA_KEY_PREFIX"] = "serve-test"
+        env["CANASTA_BOT_BUDGET_MS"] = "5"
+        env["CANASTA_TEST_SEEDS"] = "1"  # the tests deal known hands
+        self.proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(self.port),
+                                      "--workers", "1", "--threads", "4", "--bot-workers", "1",
+                                      "--data-dir", str(data_dir), *extra],
+                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.output: list[str] = []
+        reader = threading.Thread(target=lambda: self.output.extend(iter(self.proc.stdout.readline, "")), daemon=True)
+        reader.start()
+
+    def text(self) -> str:
+        return "".join(self.output)
+
+    def ready(self) -> Serve:
+        wait_healthy(self.base, self.proc, timeout=60)
         deadline = time.monotonic() + 10
-        while not any("curl" in line for line in output) and time.monotonic() < deadline:
+        while not any("curl" in line for line in self.output) and time.monotonic() < deadline:
             time.sleep(0.05)
-        text = "".join(output)
-        redis_port = int(re.search(r"redis://127\.0\.0\.1:(\d+)", text).group(1))
+        return self
+
+    def redis_port(self) -> int:
+        return int(re.search(r"redis://127\.0\.0\.1:(\d+)", self.text()).group(1))
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(30)
+
+
+def test_serve_starts_and_stops_cleanly(tmp_path: Path) -> None:
+    data = tmp_path / "new" / "data"  # created if missing
+    serve = Serve(data)
+    try:
+        serve.ready()
+        base = serve.base
+        assert requests.get(base + "/readyz", timeout=5).json() == {"status": "ready"}
+        text = serve.text()
+        redis_port = serve.redis_port()
         assert "curl -s -X POST " + base + "/games" in text
-        children = _descendants(proc.pid)
+        assert f"data: {data}" in text and "append-only file" in text
+        children = _descendants(serve.proc.pid)
         valkeys = _valkey_on(redis_port)
         assert len(valkeys) == 1, "the embedded Valkey is running"
         assert any("gunicorn" in " ".join(c.cmdline()) for c in children)
         r = requests.post(base + "/games", json={"preset": "classic", "seats": [{"name": "a"}, None, None, None]}, timeout=5)
         assert r.status_code == 201
+        # a second serve on the same data directory refuses to start a second Valkey on it
+        second = Serve(data)
+        assert second.proc.wait(30) == 1
+        assert "already runs on" in second.text()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(30)
-    assert code == 0, "".join(output)
+        code = serve.stop()
+    assert code == 0, serve.text()
     _, alive = psutil.wait_procs(children + valkeys, timeout=10)
     assert not alive, f"left behind: {alive}"
     assert not _valkey_on(redis_port)
+    assert any((data / "appendonlydir").iterdir())  # the data stays
+
+
+def test_serve_stopped_and_started_again_continues_every_game(tmp_path: Path) -> None:
+    """SIGTERM, then ``canasta serve`` on the same data directory: the games are where they
+    were, and a bot run that was queued when it stopped is played after the restart."""
+    data = tmp_path / "canasta"
+    serve = Serve(data, "--no-bot-worker").ready()  # bot runs stay queued
+    try:
+        c = Client(serve.base)
+        people = c.create_game("classic", [{"name": f"p{i}"} for i in range(4)], seed=3)
+        tokens = {s["seat"]: s["token"] for s in people["seats"]}
+        played = 0
+        while played < 12:
+            view = c.game(people["id"], tokens[0]).body
+            seat = view["view"]["to_act"]
+            r = c.game(people["id"], tokens[seat])
+            action = candidates(r.body["view"])
+            for a in action:
+                try:
+                    c.move(people["id"], tokens[seat], a, r.etag, idempotency_key=f"k{played}")
+                except ApiProblem as e:
+                    assert e.status == 422, e
+                    continue
+                played += 1
+                break
+        bots = c.create_game("finnish", [{"name": "ann"}, {"bot": "greedy"}, {"bot": "greedy"}, {"bot": "greedy"}],
+                             seed=4)
+        ann = bots["seats"][0]["token"]
+        r = c.game(bots["id"], ann)
+        r = c.move(bots["id"], ann, {"type": "draw"}, r.etag, idempotency_key="ann-1")
+        card = r.body["view"]["legal"]["discards"][0]
+        r = c.move(bots["id"], ann, {"type": "discard", "card": card}, r.headers["ETag"], idempotency_key="ann-2")
+        queued_at = r.body["version"]
+        assert r.body["view"]["to_act"] == 1  # a bot is to act; its run waits in the queue
+        before = {seat: c.game(people["id"], tokens[seat]).body for seat in range(4)}
+        c.http.close()
+    finally:
+        assert serve.stop() == 0, serve.text()
+    serve = Serve(data).ready()  # the same directory, a new port, with its bot worker
+    try:
+        c = Client(serve.base)
+        after = {seat: c.game(people["id"], tokens[seat]).body for seat in range(4)}
+        assert after == before  # every seat's view, version and all
+        view = c.game(people["id"], tokens[0]).body
+        r = c.game(people["id"], tokens[view["view"]["to_act"]])
+        assert any(_accepted(c, people["id"], tokens[view["view"]["to_act"]], a, r.etag)
+                   for a in candidates(r.body["view"]))  # the game goes on
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            body = c.game(bots["id"], ann).body
+            if body["status"] == "over" or body["view"]["to_act"] == 0:
+                break
+            time.sleep(0.1)
+        assert body["version"] > queued_at and (body["status"] == "over" or body["view"]["to_act"] == 0), body
+        c.http.close()
+    finally:
+        assert serve.stop() == 0, serve.text()
+
+
+def _accepted(c: Client, game_id: str, token: str, action: dict, etag: str) -> bool:
+    try:
+        c.move(game_id, token, action, etag)
+    except ApiProblem as e:
+        assert e.status == 422, e
+        return False
+    return True
 
 
 def test_serve_help() -> None:

@@ -496,7 +496,7 @@ class GameMachine(RuleBasedStateMachine):
         if legal:
             assert expected.status == 200
         if key is not None and (seat, key) not in self.idem:
-            assert self.store.get_idempotency(self.id, seat, hashlib.sha256(key.encode()).hexdigest()[:40]) is None
+            assert self.store.redis.get(self.store.keys.idem(self.id, seat, hashlib.sha256(key.encode()).hexdigest()[:40])) is None
 
     # -- rules: reads ---------------------------------------------------------------------
     @rule(viewer=st.sampled_from(VIEWERS), data=st.data())

@@ -55,7 +55,7 @@ def wsettings(redis_url: str, wprefix: str) -> Settings:  # noqa: F811
 
 @pytest.fixture(scope="session")
 def wstore(rclient: Any, wprefix: str) -> Store:
-    return Store(rclient, wprefix)
+    return Store.for_settings(rclient, Settings.from_env({"key_prefix": wprefix}))
 
 
 @pytest.fixture
