@@ -569,7 +569,9 @@ def run(args: argparse.Namespace, durability: str = "fsync") -> dict[str, Any]:
         stats["redis_version"] = store.redis.info("server").get("redis_version", "?")
         stats["redis_url"] = "embedded Valkey" if embedded is not None else url
         persistence = store.redis.info("persistence")
-        fsync = store.redis.config_get("appendfsync").get(b"appendfsync", b"?").decode()
+        found = store.redis.config_get("appendfsync")
+        fsync = found.get("appendfsync") or found.get(b"appendfsync") or "?"
+        fsync = fsync.decode() if isinstance(fsync, bytes) else fsync
         stats["durability"] = (f"CANASTA_DURABILITY={durability}; the server's append-only file "
                                f"{'on, appendfsync ' + fsync if persistence['aof_enabled'] else 'off'}")
         stats["mode"] = durability

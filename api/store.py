@@ -133,10 +133,10 @@ class Store:
         from api.durability import check
 
         try:
-            found = check(self.redis)
-        except redis.RedisError as e:
+            found = check(self.redis)  # a server that is down raises ConnectionError: 503 as such
+        except redis.ResponseError as e:
             raise NotDurable(f"cannot ask the server how it persists writes ({e}); with a server that "
-                             "refuses CONFIG, use CANASTA_DURABILITY=waitaof") from None
+                             "refuses INFO or CONFIG, use CANASTA_DURABILITY=waitaof") from None
         if found.fsyncs_before_reply:
             self._fsync_ok_until = now + FSYNC_CHECK_SECONDS
             return

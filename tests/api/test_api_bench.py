@@ -43,3 +43,15 @@ def test_bench_hints_short_run(redis_url: str, capsys: pytest.CaptureFixture[str
     assert "200: 6" in fresh  # each position once
     one = out.split("one token, limiter on")[1].splitlines()[0]
     assert "429" in one  # one token asking as fast as it can is held back
+
+
+def test_bench_api_compares_durability_modes(redis_url: str, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REDIS_URL", raising=False)  # each mode on its own embedded Valkey
+    assert bench.main(["--durability", "off,fsync", "--seconds", "1", "--games", "2", "--workers", "1",
+                       "--threads", "4", "--warmup", "0.3", "--health-seconds", "0.3", "--fanout-games", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "CANASTA_DURABILITY=off; the server's append-only file off" in out
+    assert "CANASTA_DURABILITY=fsync; the server's append-only file on, appendfsync always" in out
+    summary = out.split("durability  accepted moves/s")[1]
+    assert "\noff " in summary and "\nfsync " in summary and "fsync: " in summary
