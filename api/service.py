@@ -427,7 +427,7 @@ def _may_hand_to_bot(store: Store, game: Game, record_turn_at: int | None, seat:
             return "open_seat"
         raise ApiError(409, "seat_taken", f"Seat {seat} is played by a bot; it belongs to nobody.")
     if target.get("bot") is not None:
-        raise ApiError(409, "seat_is_bot", f"Seat {seat} is already played by a bot.")
+        raise ApiError(409, "already_bot", f"Seat {seat} is already played by a bot.")
     timeout = turn_timeout(game.meta)
     if timeout == 0:
         raise ApiError(403, "turn_timeout_disabled",

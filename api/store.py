@@ -233,8 +233,9 @@ class Store:
 
     def get_idempotency(self, game_id: str, seat: int, key: str, ttl: int) -> bytes | None:
         """The stored answer of an Idempotency-Key (its expiry restarts: ``ttl`` seconds).
-        Durable: renewing the expiry is a write, and ``WAITAOF`` behind it confirms that it,
-        and so the record written before it, is on disk before the answer is replayed."""
+        A replayed answer is durable too: with ``fsync``, what the server answers is on its
+        disk; with ``waitaof``, renewing the expiry is a write, and the ``WAITAOF`` behind it
+        confirms that it, and so the record written before it, is on disk."""
         command = ("GETEX", self.keys.idem(game_id, seat, key), "EX", int(ttl))
         if self.durability != "waitaof":
             record = self.execute(*command)

@@ -79,7 +79,7 @@ def test_a_seat_cannot_bot_a_person_who_is_not_idle(client: FlaskClient, store: 
     r = hand(client, t, to_act, other)
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["seat"] == other and r.get_json()["seats"][to_act]["bot"] == "greedy"
-    problem(hand(client, t, to_act, bystander, "random"), 409, "seat_is_bot")  # no second takeover
+    problem(hand(client, t, to_act, bystander, "random"), 409, "already_bot")  # no second takeover
     events = seat_events(client, t, bystander)
     assert [e["data"] for e in events] == [{"seat": to_act, "bot": "greedy", "by": other, "reason": "turn_timeout"}]
     # the person takes the seat back (only with its own token) and plays again
