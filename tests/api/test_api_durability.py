@@ -143,3 +143,17 @@ def test_two_servers_never_share_a_data_directory(tmp_path: Path) -> None:
     again = EmbeddedRedis(data_dir=tmp_path)  # stopped: the directory is free again
     again.start()
     again.stop()
+
+
+def test_the_api_says_once_what_its_server_lacks(volatile: EmbeddedRedis, key_prefix: str,
+                                                 caplog: pytest.LogCaptureFixture,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import api.durability
+
+    monkeypatch.setattr(api.durability, "_warned", False)
+    settings = {"redis_url": volatile.url, "key_prefix": key_prefix + ":dur3", "rate_limit_enabled": False}
+    with caplog.at_level("WARNING", logger="canasta.api"):
+        create_app(settings)
+        create_app(settings)
+    said = [r.getMessage() for r in caplog.records if "append-only file" in r.getMessage()]
+    assert len(said) == 1 and "appendonly no" in said[0] and "appendfsync always" in said[0]
