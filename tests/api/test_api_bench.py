@@ -48,8 +48,8 @@ def test_bench_hints_short_run(redis_url: str, capsys: pytest.CaptureFixture[str
 def test_bench_api_compares_durability_modes(redis_url: str, capsys: pytest.CaptureFixture[str],
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REDIS_URL", raising=False)  # each mode on its own embedded Valkey
-    assert bench.main(["--durability", "off,fsync", "--seconds", "1", "--games", "2", "--workers", "1",
-                       "--threads", "4", "--warmup", "0.3", "--health-seconds", "0.3", "--fanout-games", "0"]) == 0
+    assert bench.main(["--durability", "off,fsync", "--seconds", "0.6", "--games", "2", "--workers", "1",
+                       "--threads", "4", "--warmup", "0.2", "--health-seconds", "0.2", "--fanout-games", "0"]) == 0
     out = capsys.readouterr().out
     assert "CANASTA_DURABILITY=off; the server's append-only file off" in out
     assert "CANASTA_DURABILITY=fsync; the server's append-only file on, appendfsync always" in out

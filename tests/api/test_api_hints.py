@@ -84,7 +84,7 @@ def test_the_expert_thinks_within_its_budget(redis_url: str, key_prefix: str) ->
     """The wall-clock budget is the server's setting: a long one is used in full (the expert
     searches until it runs out), a short one ends the search early."""
     timings = {}
-    for budget in (600, 20):
+    for budget in (1000, 20):
         app = create_app({"redis_url": redis_url, "key_prefix": key_prefix, "test_seeds": True,
                           "rate_limit_enabled": False, "hint_budget_ms": budget, "hint_cache_seconds": 0})
         c = app.test_client()
@@ -96,5 +96,5 @@ def test_the_expert_thinks_within_its_budget(redis_url: str, key_prefix: str) ->
         r = hint(c, t, 0, "expert")
         timings[budget] = time.perf_counter() - start
         assert r.status_code == 200, r.get_json()
-    assert timings[600] >= 0.6  # it thought for the whole budget
-    assert timings[20] < timings[600] / 2
+    assert timings[1000] >= 1.0  # it thought for the whole budget
+    assert timings[20] < 1.0  # and much less with a short one (a second to spare for a busy machine)

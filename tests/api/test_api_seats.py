@@ -55,7 +55,7 @@ def test_turn_timeout_is_a_validated_game_setting(client: FlaskClient) -> None:
 
 
 def test_a_seat_cannot_bot_a_person_who_is_not_idle(client: FlaskClient, store: Store) -> None:
-    t = Table(client, four(turn_timeout=1))
+    t = Table(client, four(turn_timeout=2))  # the refusals below have over a second to spare
     to_act = t.created["view"]["to_act"]
     other, bystander = (to_act + 1) % 4, (to_act + 2) % 4
     before = service.load_game(store, t.id).version
@@ -64,18 +64,18 @@ def test_a_seat_cannot_bot_a_person_who_is_not_idle(client: FlaskClient, store: 
                     headers={"Authorization": "Bearer " + "x" * 43})
     problem(r, 401, "invalid_token")
     body = problem(hand(client, t, to_act, other), 403, "seat_not_idle")  # to act, but only just
-    assert body["turn_timeout"] == 1 and 0 <= body["idle_seconds"] <= 1
+    assert body["turn_timeout"] == 2 and 0 <= body["idle_seconds"] <= 2
     problem(hand(client, t, bystander, other), 403, "not_seat_owner")  # not to act at all
     problem(take_back(client, t, to_act, other), 403, "not_seat_owner")
     assert service.load_game(store, t.id).version == before  # nothing changed
-    # the seat to act moves: its clock restarts, so waiting for the first timeout is not enough
-    time.sleep(0.7)
+    # the seat to act moves: its clock restarts, so waiting out the first timeout is not enough
+    time.sleep(1.3)
     _, etag = t.view(to_act)
     assert t.move(to_act, {"type": "draw"}, etag).status_code == 200
-    time.sleep(0.5)
+    time.sleep(0.8)  # 2.1 s since the game began, 0.8 s since the move
     problem(hand(client, t, to_act, other), 403, "seat_not_idle")
     # idle past the timeout: any seat may hand it to a bot; the event says who and why
-    time.sleep(0.7)
+    time.sleep(1.4)
     r = hand(client, t, to_act, other)
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["seat"] == other and r.get_json()["seats"][to_act]["bot"] == "greedy"
