@@ -50,6 +50,8 @@ def test_serve_starts_and_stops_cleanly() -> None:
         text = "".join(output)
         redis_port = int(re.search(r"redis://127\.0\.0\.1:(\d+)", text).group(1))
         assert "curl -s -X POST " + base + "/games" in text
+        assert f"table: {base}/" in text
+        assert requests.get(base + "/", timeout=5).headers["Content-Type"].startswith("text/html")
         children = _descendants(proc.pid)
         valkeys = _valkey_on(redis_port)
         assert len(valkeys) == 1, "the embedded Valkey is running"
