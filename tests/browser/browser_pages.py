@@ -35,9 +35,10 @@ class Pages:
         self.opened.append((ctx, page, errors))
         return page
 
-    def shot(self, page: Page, name: str) -> Path:
+    def shot(self, page: Page, name: str, full_page: bool = True) -> Path:
         path = self.artefacts / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        page.mouse.move(0, 0)  # no hover effect in the picture
+        page.screenshot(path=str(path), full_page=full_page)
         return path
 
     def close(self, failed: bool) -> None:

@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 SYNC_SECONDS = 1.0  # a move shows in another browser within this
 README_MOVES = 9  # the README's screenshot is taken after this many of our moves
+README_VIEWPORT = {"width": 1200, "height": 960}  # the table down to the moves, without the log
 
 
 def _table(page: Page) -> Any:
@@ -42,7 +43,7 @@ def _token_of(page: Page) -> str:
 
 
 def test_a_whole_game_against_three_bots_played_by_clicking(pages: Pages, api: Client) -> None:
-    page = pages.new("/")
+    page = pages.new("/", viewport=README_VIEWPORT)
     page.fill("#my-name", "ann")
     page.select_option("#preset", "finnish")
     page.select_option("#seat-1", "bot:greedy")
@@ -66,7 +67,10 @@ def test_a_whole_game_against_three_bots_played_by_clicking(pages: Pages, api: C
         made.append(play_one_move(page))
     else:
         wait_for_turn(page)
-        copy_readme_screenshot(pages.shot(page, "table"))
+        page.locator("#hand button.card").last.click()  # a selected card, for the picture
+        copy_readme_screenshot(pages.shot(page, "table", full_page=False))
+        page.keyboard.press("Escape")
+        expect(page.locator("#hand button.card[aria-pressed='true']")).to_have_count(0)
     made += play_to_the_end(page)
 
     assert "draw" in made and ("discard" in made or "go out" in made), made

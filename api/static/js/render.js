@@ -143,9 +143,9 @@ export function pileBlock(view, seats, myTeam = null) {
     h('h3', { id: 'pile-title' }, 'Discard pile'),
     h('p', { class: 'pile-top' },
       pile.top ? cardFace(pile.top, { id: 'pile-top' }) : h('span', { class: 'card empty' }, '—'),
-      h('span', { id: 'pile-size' }, `${pile.size ?? 0} card${pile.size === 1 ? '' : 's'}`)),
+      h('span', { id: 'pile-size' }, plural(pile.size ?? 0, 'card'))),
     lines.length ? h('ul', { class: 'frozen', id: 'pile-frozen' }, lines.map((l) => h('li', {}, '❄ ', l))) : h('p', { class: 'muted' }, 'not frozen'),
-    h('p', { id: 'stock' }, `Stock: ${view.stock_size} card${view.stock_size === 1 ? '' : 's'}`));
+    h('p', { id: 'stock' }, `Stock: ${plural(view.stock_size, 'card')}`));
 }
 
 // Each side's melds, red threes, opening state and total. ``onMeld(rank)`` makes a meld a
@@ -187,6 +187,10 @@ function meldItem(m, team, addable, onMeld) {
   return h('li', { class: ['meld', m.canasta && 'canasta'], 'aria-label': label }, body);
 }
 
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 export function seatsBlock(view, seats, mySeat = null) {
   return h('section', { class: 'seats', id: 'seats', 'aria-label': 'Players' },
     h('ol', {}, (seats ?? []).map((s) => {
@@ -195,7 +199,7 @@ export function seatsBlock(view, seats, mySeat = null) {
         acting ? h('span', { class: 'turn-mark', 'aria-label': 'to act' }, '▶ ') : null,
         h('span', { class: 'seat-name' }, s.seat === mySeat ? `${seatName(seats, s.seat)} — you` : seatName(seats, s.seat)),
         h('span', { class: 'seat-team' }, ` team ${s.team}`),
-        view ? h('span', { class: 'seat-cards' }, ` · ${view.hand_sizes?.[s.seat] ?? 0} cards`) : null,
+        view ? h('span', { class: 'seat-cards' }, ` · ${plural(view.hand_sizes?.[s.seat] ?? 0, 'card')}`) : null,
         s.open ? h('span', { class: 'badge' }, ' open') : null);
     })));
 }
