@@ -141,6 +141,21 @@ def test_a_move_in_one_browser_shows_in_another_within_a_second(pages: Pages) ->
     pages.shot(watcher, "synced")
 
 
+def test_an_open_seat_is_handed_to_a_bot(pages: Pages) -> None:
+    page = pages.new("/")
+    page.fill("#my-name", "ann")
+    page.select_option("#preset", "finnish-2p")
+    page.select_option("#seat-1", "open")
+    page.click("#create")
+    page.click("#play-link")
+    expect(page.locator("#waiting")).to_be_visible()
+    page.locator("#waiting select").select_option("expert")
+    page.click("#waiting button:has-text('Let a bot play seat 1')")
+    expect(_table(page)).to_have_attribute("data-status", "playing")
+    expect(page.locator("#seats")).to_contain_text("expert bot (seat 1)")
+    expect(page.locator("#event-log")).to_contain_text("Hand 1 is dealt")
+
+
 def _game_with_a_meld_to_make(api: Client) -> tuple[str, int, str]:
     """A two-player game where the seat to act has drawn and may meld (test seeds)."""
     for seed in range(1, 200):
@@ -307,6 +322,16 @@ def test_a_finished_game_replays_to_its_final_position(pages: Pages, api: Client
     page.click("#rp-play")
     expect(view).to_have_attribute("data-frame", str(frames - 1), timeout=5000)
     expect(page.locator("#game-result")).to_be_visible()
+
+    # the same game from its log file, chosen on the start page
+    log = api.request("GET", f"/games/{game['id']}/log").body
+    page.goto("/")
+    page.set_input_files("#log-file", {"name": "game.jsonl", "mimeType": "application/x-ndjson",
+                                       "buffer": log.encode()})
+    page.click("#replay-file")
+    expect(view).to_have_attribute("data-frames", str(frames))
+    expect(view).to_have_attribute("data-move", str(moves))
+    expect(page.locator("#rp-what")).to_contain_text(f"Move {moves}:")
 
 
 def test_the_stream_resumes_with_last_event_id(pages: Pages, api: Client) -> None:

@@ -125,13 +125,16 @@ class GameTable {
   describe(event) {
     const seats = this.game?.seats;
     const d = event.data ?? {};
+    let text;
     switch (event.type) {
-      case 'move': return d.move ? R.describeMove(d.move, seats, this.view) : null;
-      case 'joined': return `${d.name ?? 'a player'} took seat ${d.seat}.`;
-      case 'bot': return `Seat ${d.seat} is now played by a ${d.bot} bot.`;
-      case 'created': return 'The game was created.';
-      default: return null;
+      case 'move': text = d.move ? R.describeMove(d.move, seats, this.view) : ''; break;
+      case 'joined': text = `${d.name ?? 'a player'} took seat ${d.seat}.`; break;
+      case 'bot': text = `Seat ${d.seat} is now played by a ${d.bot} bot.`; break;
+      case 'created': text = 'The game was created.'; break;
+      default: text = '';
     }
+    if (d.deal) text += ` Hand ${d.deal.hand} is dealt by ${R.seatName(seats, d.deal.dealer)}.`;
+    return text.trim() || null;
   }
 
   note(text) {
