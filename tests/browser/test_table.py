@@ -138,6 +138,8 @@ def test_a_move_in_one_browser_shows_in_another_within_a_second(pages: Pages) ->
     expect(watcher.locator("#pile-top")).to_have_attribute("aria-label", name, timeout=SYNC_SECONDS * 1000 + 500)
     assert time.monotonic() - started < SYNC_SECONDS
     expect(_table(watcher)).to_have_attribute("data-my-turn", "true")
+    # the discarded card is gone; the keyboard's focus stays in the hand, to go on from
+    assert mover.evaluate("document.activeElement.closest('#hand') !== null")
     pages.shot(watcher, "synced")
 
 

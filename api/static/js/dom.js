@@ -43,12 +43,14 @@ export function sleep(ms, signal) {
 }
 
 // Re-rendering replaces elements: remember which one had the focus (by its data-focus key)
-// and give the focus to its successor.
-export function keepFocus(render) {
+// and give the focus to its successor, or, when that is gone or disabled (the card just
+// discarded, a move no longer allowed), to the element ``fallback`` selects.
+export function keepFocus(render, fallback = null) {
   const active = document.activeElement;
   const key = active?.dataset?.focus;
   render();
   if (!key) return;
-  const next = document.querySelector(`[data-focus="${CSS.escape(key)}"]`);
+  let next = document.querySelector(`[data-focus="${CSS.escape(key)}"]`);
+  if (!next || next.disabled) next = fallback ? document.querySelector(fallback) : null;
   if (next && !next.disabled) next.focus({ preventScroll: true });
 }

@@ -328,7 +328,7 @@ class GameTable {
 
   render() {
     if (!this.game) return;
-    keepFocus(() => this.draw());
+    keepFocus(() => this.draw(), '#hand button.card[tabindex="0"]');
   }
 
   draw() {
