@@ -18,6 +18,14 @@ def test_the_page_is_served_with_a_strict_policy(client: FlaskClient) -> None:
     assert b'<script type="module" src="/static/js/main.js">' in r.data
 
 
+def test_the_page_opens_from_a_link_with_tracking_parameters(client: FlaskClient) -> None:
+    """Chat apps add ?fbclid=... to shared links; the API's own endpoints still refuse
+    unknown parameters."""
+    assert client.get("/?fbclid=abc&utm_source=chat").status_code == 200
+    assert client.get("/static/js/main.js?v=2").status_code == 200
+    assert client.get("/rules?fbclid=abc").get_json()["code"] == "unknown_parameter"
+
+
 def test_every_file_the_page_loads_is_served(client: FlaskClient) -> None:
     """The page's files and every module they import, as the browser would fetch them."""
     page = client.get("/").get_data(as_text=True)
