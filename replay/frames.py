@@ -17,7 +17,7 @@ import engine
 from engine.cards import CardError, hand_codes
 from replay.reader import DEAL, MOVE, Unreadable, parse_bytes
 from replay.validate import HeaderError, Replay, rules_from_header
-from replay.validate import _Stop as ReplayStopped
+from replay.validate import _Stop as ReplayStopped  # Replay.feed's "a violation ends it here"
 
 log = logging.getLogger("canasta.replay")
 
