@@ -61,3 +61,16 @@ def gunicorn(redis_url: str, prefix: str, *, threads: int = 4, extra_env: dict[s
         yield base
     finally:
         stop(proc)
+
+
+@contextmanager
+def bot_worker(redis_url: str, prefix: str, *, budget_ms: int = 5) -> Iterator[subprocess.Popen]:
+    """``canasta worker`` (a real RQ worker process) playing the bot seats of ``prefix``'s games."""
+    env = {**os.environ, "REDIS_URL": redis_url, "CANASTA_KEY_PREFIX": prefix, "CANASTA_BOT_BUDGET_MS": str(budget_ms)}
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", redis_url], env=env,
+                            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+                            stdout=subprocess.DEVNULL, stderr=sys.stderr)
+    try:
+        yield proc
+    finally:
+        stop(proc)

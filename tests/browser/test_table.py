@@ -326,10 +326,10 @@ def test_a_finished_game_replays_to_its_final_position(pages: Pages, api: Client
     expect(page.locator("#game-result")).to_be_visible()
 
     # the same game from its log file, chosen on the start page
-    log = api.request("GET", f"/games/{game['id']}/log").body
+    log = api.log_bytes(game["id"])
     page.goto("/")
     page.set_input_files("#log-file", {"name": "game.jsonl", "mimeType": "application/x-ndjson",
-                                       "buffer": log.encode()})
+                                       "buffer": log})
     page.click("#replay-file")
     expect(view).to_have_attribute("data-frames", str(frames))
     expect(view).to_have_attribute("data-move", str(moves))
