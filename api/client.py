@@ -698,20 +698,13 @@ class SseDecoder:
             chunk = chunk[1:]
         self._skip_lf = False
         start = 0
-        i = 0
-        while i < len(chunk):
-            c = chunk[i]
-            if c in "\r\n":
-                message = self._line(chunk[start:i])
-                if message is not None:
-                    out.append(message)
-                if c == "\r":
-                    if i + 1 == len(chunk):
-                        self._skip_lf = True
-                    elif chunk[i + 1] == "\n":
-                        i += 1
-                start = i + 1
-            i += 1
+        for end in _LINE_END.finditer(chunk):
+            if end.group() == "\r" and end.end() == len(chunk):
+                self._skip_lf = True  # a CR ending the chunk: a LF starting the next one is part of it
+            message = self._line(chunk[start:end.start()])
+            if message is not None:
+                out.append(message)
+            start = end.end()
         self._buffer = chunk[start:]
         return out
 
@@ -739,6 +732,7 @@ class SseDecoder:
         return None
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
 DEFAULT_RETRY_MS = 2000  # until the server says (its first line is ``retry:``)
 
 
