@@ -82,8 +82,8 @@ def test_moves_alternate_between_processes(two_servers: tuple[Client, Client], s
     assert Counter(results) in (Counter({200: 1, 412: 3}), Counter({200: 1, 412: 2, 422: 1}),
                                 Counter({200: 1, 412: 1, 422: 2}), Counter({200: 1, 422: 3})), results
     accepted += 1
+    reader.join(35)  # it stops at the 60th move (or sooner, if the game ended: its stream ends)
     done.set()
-    reader.join(35)
     final = b.game(gid).body
     assert store.event_count(gid) == final["version"]
     lines = [__import__("orjson").loads(x) for x in store.read_log(gid)]
