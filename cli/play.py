@@ -71,7 +71,8 @@ def parser() -> argparse.ArgumentParser:
                                             "if started with CANASTA_TEST_SEEDS=1)")
     p.add_argument("--api", metavar="URL", help="play on this server instead of starting one here")
     p.add_argument("--redis-url", help="the local server's Redis (default: $REDIS_URL, else a private Valkey)")
-    p.add_argument("--game", help="play your seat of an existing game (with --token; needs --api)")
+    p.add_argument("--game", help="play your seat of an existing game (with --token; needs --api); write "
+                                  "--game=ID --token=T, as an id or token may start with -")
     p.add_argument("--token", help="your seat's token in --game")
     p.add_argument("--ascii", action="store_true", help="suits as letters (automatic where the terminal has no symbols)")
     return p
@@ -427,8 +428,8 @@ class PlaySession:
         if self.local:
             self.console.print("The local service stops, and the game with it.")
         else:
-            self.console.print(f"Come back with: canasta play --api {self.client.base_url} --game {self.seat.game_id} "
-                               f"--token {self.seat.token}", soft_wrap=True)
+            self.console.print(f"Come back with: canasta play --api {self.client.base_url} --game={self.seat.game_id} "
+                               f"--token={self.seat.token}", soft_wrap=True)
 
 
 if __name__ == "__main__":

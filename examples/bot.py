@@ -1,7 +1,9 @@
 """A Canasta bot that plays one seat of a running server over HTTP, with the Python client.
 
-    python examples/bot.py http://127.0.0.1:8000 GAME_ID --seat 2         # take open seat 2
-    python examples/bot.py http://127.0.0.1:8000 GAME_ID --token TOKEN    # play a seat you hold
+    python examples/bot.py http://127.0.0.1:8000 --game=ID --seat 2       # take open seat 2
+    python examples/bot.py http://127.0.0.1:8000 --game=ID --token=TOKEN  # play a seat you hold
+
+(Write ``--game=ID``: an id or token may start with ``-``, which would read as an option.)
 
 It decides from the view's ``legal`` summary alone: go out when it can, take the pile when
 it may, meld and add what it can, then discard its loneliest card. Start yours from here.
@@ -43,7 +45,7 @@ def plainest(legal: dict, hand: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description="Play one seat of a Canasta game over HTTP.")
     parser.add_argument("api", help="the server, e.g. http://127.0.0.1:8000")
-    parser.add_argument("game", help="the game's id")
+    parser.add_argument("--game", required=True, help="the game's id")
     parser.add_argument("--seat", type=int, help="an open seat to take")
     parser.add_argument("--token", help="or the token of a seat you hold")
     parser.add_argument("--name", default="example-bot")

@@ -23,8 +23,8 @@ def test_the_example_bot_plays_a_seat_to_the_end(api: Client, how: str, tmp_path
         seat_args = ["--seat", "1"]
     else:  # a seat created for it
         game = api.create_game("finnish", [bot, {"name": "mine"}, bot, bot], rules={"target_score": 1})
-        seat_args = ["--token", tokens_of(game)[1]]
-    run = subprocess.run([sys.executable, "examples/bot.py", api.base_url, game["id"], *seat_args], cwd=ROOT,
+        seat_args = [f"--token={tokens_of(game)[1]}"]
+    run = subprocess.run([sys.executable, "examples/bot.py", api.base_url, f"--game={game['id']}", *seat_args], cwd=ROOT,
                          capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr[-3000:]
     final = api.game(game["id"]).body

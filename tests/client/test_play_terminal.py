@@ -159,7 +159,7 @@ def test_a_seat_of_a_running_game_with_live_moves_and_a_refused_move(server: str
         tokens = tokens_of(game)
         ann, bea = api.seat(game["id"], tokens[0]), api.seat(game["id"], tokens[1])
         bea_first = bool(bea.view()["view"]["legal"]["to_act"])
-        child = spawn("--api", server, "--game", game["id"], "--token", tokens[0])
+        child = spawn("--api", server, f"--game={game['id']}", f"--token={tokens[0]}")  # ids may start with -
         try:
             read(child, [r"Your (turn|move)|Waiting for"])
             if bea_first:
@@ -199,6 +199,6 @@ def test_a_seat_of_a_running_game_with_live_moves_and_a_refused_move(server: str
     out = transcript(child)
     assert child.exitstatus == 0, out[-3000:]
     assert f"You left game {game['id']}" in out
-    assert f"canasta play --api {server} --game {game['id']} --token {tokens[0]}" in out
+    assert f"canasta play --api {server} --game={game['id']} --token={tokens[0]}" in out
     drawn = re.findall(r"Bea \(seat 1\) drew (?:a card|\d cards)(.*)", out)
     assert drawn and all(rest.startswith(".") for rest in drawn)  # bea's cards are never named
