@@ -468,14 +468,18 @@ class Client:
             data = b"".join(json.dumps(line, separators=(",", ":")).encode() + b"\n" for line in log)
         return dict(self.request("POST", "/replay", data=data, content_type=NDJSON, idempotent=True).body)
 
-    def table_url(self, game_id: str | None = None, *, token: str | None = None, join: int | None = None) -> str:
-        """The web table (``GET /``) for people: a seat's link carries its token in the
-        URL's fragment, which browsers never send to a server."""
+    def table_url(self, game_id: str | None = None, *, seat: int | None = None, token: str | None = None,
+                  join: int | None = None) -> str:
+        """The web table (``GET /``) for people: the start page; a game to watch; a seat to
+        play (its token goes in the URL's fragment, which browsers never send to a
+        server); or an open seat to ``join``."""
         fragment: dict[str, Any] = {}
         if game_id is not None:
             fragment["game"] = game_id
         if join is not None:
             fragment["join"] = join
+        if seat is not None:
+            fragment["seat"] = seat
         if token is not None:
             fragment["token"] = token
         return f"{self.base_url}/" + (f"#{urlencode(fragment)}" if fragment else "")

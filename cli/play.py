@@ -173,7 +173,7 @@ class GameSetup:
                                   seed=self.seed)
         token = tokens_of(game)[0]
         console.print(f"Game {game['id']} ({game['preset']}, {game['players']} players): you are seat 0.")
-        console.print(f"  the same seat in a browser: {client.table_url(game['id'], token=token)}", soft_wrap=True)
+        console.print(f"  the same seat in a browser: {client.table_url(game['id'], seat=0, token=token)}", soft_wrap=True)
         for s in game["seats"]:
             if s["open"]:
                 console.print(f"  a friend joins seat {s['seat']} at: {client.table_url(game['id'], join=s['seat'])}",

@@ -225,7 +225,8 @@ def test_rules_health_hint_bots_log_and_replay(api: Client) -> None:
     assert hint["seat"] == 0 and hint["version"] == ann.last_view["version"] and hint["action"]["type"]
     assert ann.dry_run(hint["action"])["dry_run"] is True
     assert api.game(game["id"]).version == ann.last_view["version"]  # a dry run changes nothing
-    assert api.table_url(game["id"], token=ann.token).startswith(f"{api.base_url}/#game={game['id']}&token=")
+    assert api.table_url(game["id"], seat=0, token=ann.token) == f"{api.base_url}/#game={game['id']}&seat=0&token={ann.token}"
+    assert api.table_url(game["id"], join=2) == f"{api.base_url}/#game={game['id']}&join=2"
     ann.to_bot("greedy")  # a bot plays ann's seat to the end
     assert ann.last_view["seats"][0]["bot"] == "greedy"
     for _ in ann.stream():
