@@ -151,8 +151,8 @@ class GameSetup:
             if b not in (*BOTS, OPEN):
                 raise ValueError(f"--bots: {b!r} is not one of {', '.join((*BOTS, OPEN))}")
         if args.players is not None and others and len(others) != args.players - 1:
-            raise ValueError(f"--bots names {len(others)} seats; {args.players} players have {args.players - 1} "
-                             "besides you")
+            named = f"{len(others)} seat{'' if len(others) == 1 else 's'}"
+            raise ValueError(f"--bots names {named}; {args.players} players have {args.players - 1} besides you")
         rules: dict[str, Any] = {}
         for item in args.overrides:
             option, sep, value = item.partition("=")

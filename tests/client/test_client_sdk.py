@@ -413,3 +413,18 @@ def test_a_seat_is_taken_back_from_its_bot(api: Client) -> None:
 def test_a_game_is_created_with_a_turn_timeout(api: Client) -> None:
     game = api.create_game("finnish-2p", [{"name": "ann"}, {"name": "bea"}], turn_timeout=60)
     assert game["turn_timeout"] == 60  # type: ignore[typeddict-item]
+
+
+def test_which_answers_are_retried() -> None:
+    from api.client import _retryable
+
+    def problem(status: int, code: str) -> ApiProblem:
+        return ApiProblem(status, {"code": code, "detail": ""})
+
+    assert _retryable(problem(429, "rate_limited"), idempotent=False)  # refused before anything happened
+    assert _retryable(problem(409, "conflict"), idempotent=False)  # the server gave up and changed nothing
+    assert not _retryable(problem(409, "seat_taken"), idempotent=True)
+    assert _retryable(problem(503, "redis_unavailable"), idempotent=True)
+    assert not _retryable(problem(503, "redis_unavailable"), idempotent=False)  # it may have happened
+    assert not _retryable(problem(412, "stale_version"), idempotent=True)  # the caller decides again
+    assert not _retryable(problem(422, "pile_frozen"), idempotent=True)

@@ -114,3 +114,17 @@ def test_the_table_shows_what_the_view_holds() -> None:
     console.print(score_table(result, view, game["seats"], me=game["seat"]))
     text = console.export_text()
     assert "Hand 1: you went out" in text and "101" in text
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--bots", "greedy,smart"], "'smart' is not one of random, greedy, expert, open"),
+    (["--players", "4", "--bots", "greedy"], "--bots names 1 seat; 4 players have 3 besides you"),
+    (["--set", "target_score"], "--set needs OPTION=VALUE"),
+    (["--game=abc"], "--game and --token go together"),
+    (["--game=abc", "--token=xyz"], "--game needs --api"),
+])
+def test_the_command_line_says_what_is_wrong(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.play import main
+
+    assert main(argv) == 2
+    assert says in capsys.readouterr().out
