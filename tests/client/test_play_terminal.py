@@ -23,7 +23,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 MENU_KEY = re.compile(r"^  (\w)  ", re.M)
 PROMPT = r"Your move: "
 PICK = r"Which one\? \(.*\) "
-PREFERENCE = ("o", "n", "d", "s", "x")  # go out when offered, else draw, else discard
+PREFERENCE = ("o", "n", "d", "s", "x", "p")  # go out when offered, else draw, else discard (or take a forced pile)
 
 
 def spawn(*args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
