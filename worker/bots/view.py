@@ -23,7 +23,7 @@ from engine.cards import (
     RANK_OF,
     hand_value,
 )
-from engine.going_out import going_out_plan
+from engine.moves import going_out_plan
 from engine.rules import RuleOptions
 from engine.scoring import red_three_score
 from engine.state import Meld, State
