@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import code, spectator_view
+from engine import RulesError, code, resolve, spectator_view
 from tests.engine.helpers import (
     PRESET_NAMES,
     after_opening,
@@ -227,6 +227,17 @@ def test_r13_norwegian_wild_beside_an_empty_pile():
     illegal(state, 0, take("QD", "JK"), "pile_frozen")
     after = play(state, (0, take("QD", "QS")))
     assert hand(after, 0)["2C"] == 1 and after.pile_beside == ()
+
+
+def test_r13_a_wild_beside_the_pile_needs_the_freeze():
+    """R13/R11. The wild beside the pile is the sign of its freeze: a house rule without the
+    freeze cannot lay it there.
+
+    "Dermed legger man jokeren eller toeren ved siden av sakehaugen, så man kan se at den er delvis sperret." (004)
+    """
+    with pytest.raises(RulesError, match="discarded_wilds"):
+        resolve("norwegian", overrides={"discard_wild_freezes": False})
+    assert resolve("classic", overrides={"discarded_wilds": "beside_pile"}).discarded_wilds == "beside_pile"
 
 
 def _single_card_scenario(preset: str, seat3_takes: bool):
