@@ -38,7 +38,7 @@ from engine.state import Meld, State
 Action = dict[str, Any]
 Side = tuple[Meld | None, ...]
 MIN_MELD = 3  # cards in the smallest meld (R5)
-KEEP_TO_DISCARD = 2  # a take that does not go out keeps a card to meld or discard, and one more
+SAFE_TO_KEEP = 2  # cards a take can leave in hand without having to go out this turn (R16)
 
 
 def pile_refusal(s: State, seat: int) -> IllegalMove | None:
@@ -222,7 +222,7 @@ def take_candidates(s: State, seat: int) -> Iterator[Action]:
         if value >= need or waiver:
             yield {"type": "take_pile", "with": with_}
         if value < need and count_other_melds:
-            for extra in _richest_keeping(rules, side, rest, rank, max(0, KEEP_TO_DISCARD - coming)):
+            for extra in _richest_keeping(rules, side, rest, rank, max(0, SAFE_TO_KEEP - coming)):
                 if value + sum(VALUE[k] for m in extra for k in m) >= need:
                     yield {"type": "take_pile", "with": with_, "melds": _codes(extra)}
         if coming <= 1:
@@ -264,7 +264,8 @@ def _best_value(s: State, seat: int, count_other_melds: bool) -> int:
 
 
 def _pile_meld_shapes(rules: RuleOptions, old: Meld | None, frozen: bool, nat: list[int], wilds: list[int]) -> Iterator[list[int]]:
-    """Every count of naturals, jokers and 2s from hand that can meld the top card, fewest first."""
+    """Every count of naturals, jokers and 2s from hand that can meld the top card (onto the
+    side's meld of its rank, if it has one), fewer naturals first."""
     base_n = (old.naturals if old else 0) + 1
     base_w = old.wilds if old else 0
     jokers = [k for k in wilds if k == JOKER]
