@@ -20,7 +20,7 @@ from engine.cards import (
 )
 from engine.errors import IllegalMove
 from engine.rules import RuleOptions
-from engine.state import EMPTY_HAND, NO_MELDS, NO_SEAT, State
+from engine.state import NO_MELDS, NO_SEAT, State
 from engine.turns import begin_turn, lay_red_threes
 
 
@@ -146,7 +146,7 @@ def deal(state: State, deck: Sequence[str], salt: str | None = None, commitment_
         red_threes=((),) * teams,
         minimums=tuple(rules.opening_minimum(t) for t in state.totals),
         melded=(False,) * n,
-        known_from_pile=(EMPTY_HAND,) * n,
+        known_from_pile=((),) * n,
         first_turn_done=(False,) * n,
         penalties=(0,) * teams,
         hand_result=state.hand_result,

@@ -25,7 +25,7 @@ from engine.cards import (
 from engine.errors import IllegalMove
 from engine.melds import wild_room
 from engine.moves import apply, ask_refusal, find_take, going_out_plan, may_go_out, take_forced
-from engine.pile import naturals_of, opening_melds, pile_takes, wild_kinds
+from engine.pile import naturals_of, opening_melds, pile_refusal, pile_takes, wild_kinds
 from engine.state import State
 
 Action = dict[str, Any]
@@ -72,11 +72,12 @@ def _draw_phase(s: State, seat: int) -> list[Action]:
     out: list[Action] = []
     if s.stock_size:
         out.append({"type": "draw"})
-    takes = [action for action in pile_takes(s, seat) if _accepted(s, seat, action)]
-    if not takes:
-        found = find_take(s, seat)
-        takes = [found] if found else []
-    out.extend(takes)
+    if pile_refusal(s, seat) is None:
+        takes = [action for action in pile_takes(s, seat) if _accepted(s, seat, action)]
+        if not takes:
+            found = find_take(s, seat)
+            takes = [found] if found else []
+        out.extend(takes)
     if not s.stock_size and not take_forced(s, seat):
         out.append({"type": "pass"})
     if ask_refusal(s, seat) is None:

@@ -113,30 +113,30 @@ def _remove(hand: list[int], cards: list[int]) -> None:
 
 def _forget(known: tuple[tuple[int, ...], ...], seat: int, shown: list[int]) -> tuple[tuple[int, ...], ...]:
     """``known_from_pile`` after ``seat`` shows ``shown`` (melds, adds or discards them). Each
-    copy shown may have been a known one; lowering by more would tell whether it was."""
+    copy shown may have been a known one; dropping more would tell whether it was."""
     mine = known[seat]
-    if not any(mine[k] for k in shown):
+    if not mine:
         return known
-    counts = list(mine)
+    left = list(mine)
     for k in shown:
-        if counts[k]:
-            counts[k] -= 1
-    return replace_at(known, seat, tuple(counts))
+        if k in left:
+            left.remove(k)
+    return known if len(left) == len(mine) else replace_at(known, seat, tuple(left))
 
 
 def _learn(known: tuple[tuple[int, ...], ...], seat: int, taken: list[int]) -> tuple[tuple[int, ...], ...]:
     """``known_from_pile`` after the pile's ``taken`` cards went into ``seat``'s hand."""
     if not taken:
         return known
-    counts = list(known[seat])
-    for k in taken:
-        counts[k] += 1
-    return replace_at(known, seat, tuple(counts))
+    return replace_at(known, seat, tuple(sorted(known[seat] + tuple(taken))))
 
 
 def _unknown(s: State, seat: int) -> list[int]:
     """Per kind: the copies in ``seat``'s hand that the table did not see come with the pile."""
-    return [held - known for held, known in zip(s.hands[seat], s.known_from_pile[seat], strict=True)]
+    unknown = list(s.hands[seat])
+    for k in s.known_from_pile[seat]:
+        unknown[k] -= 1
+    return unknown
 
 
 def _claim_hidden(unknown: list[int], cards: tuple[int, ...] | list[int]) -> bool:
@@ -232,7 +232,7 @@ def _settle(before: State, s: State, seat: int, black_meld: bool = False) -> Sta
         if not may_go_out(s, seat):
             raise _go_out_refusal(s, seat)
         return end_hand(s, "went_out", seat, is_concealed(s, seat))
-    if left == 1 and not may_go_out(s, seat) and going_out_plan(s, seat) is None:
+    if left == 1 and not may_go_out(s, seat) and not _last_card_completes(s, seat):
         # the last card could only leave by going out, and it cannot go out this turn
         raise IllegalMove(
             "must_keep_card",
@@ -243,6 +243,13 @@ def _settle(before: State, s: State, seat: int, black_meld: bool = False) -> Sta
         if before.minimum_waived or going_out_plan(before, seat) is not None:
             raise _must_go_out(before, "this move would leave you unable to go out")
     return s
+
+
+def _last_card_completes(s: State, seat: int) -> bool:
+    """R16: whether the one card left, added to a meld, completes the last canasta the side
+    needs to go out (one card completes one canasta at most)."""
+    missing = s.rules.canastas_to_go_out - s.canastas(s.rules.team_of(seat))
+    return s.permission != 0 and missing <= 1 and going_out_plan(s, seat) is not None
 
 
 def _minimum_waivable(s: State) -> bool:
@@ -540,7 +547,7 @@ def _discard(s: State, seat: int, a: Action) -> State:
 def ask_refusal(s: State, seat: int) -> IllegalMove | None:
     """R17: why ``seat`` may not ask "may I go out?" now, or None."""
     rules = s.rules
-    if not rules.partners(seat):
+    if rules.team_size < 2:
         return IllegalMove("no_partner", "only players with a partner ask to go out")
     if s.asked:
         return IllegalMove("already_asked", "you have already asked this turn")

@@ -204,15 +204,17 @@ def take_candidates(s: State, seat: int) -> Iterator[Action]:
     frozen = pile_frozen_for(s, team)
     if old is not None and not frozen:
         yield {"type": "take_pile", "onto": rank_code(rank)}
-    coming = len(pile_to_hand(s)[0])
+    nat = naturals_of(hand, rank)
+    if frozen and len(nat) < 2:  # R12: a frozen pile needs a natural pair
+        return
     opened = s.opened(team)
     need = 0 if opened else s.minimums[team]
     count_other_melds = rules.opening_from_pile == "all_melds"
     waiver = not opened and rules.concealed_minimum == "waived" and _could_go_out_after(s, seat)
-    nat = naturals_of(hand, rank)
-    wilds = wild_list(hand)
     if not (opened or waiver) and _best_value(s, seat, count_other_melds) < need:
         return
+    coming = len(pile_to_hand(s)[0])
+    wilds = wild_list(hand)
     for used in _pile_meld_shapes(rules, old, frozen, nat, wilds):
         value = VALUE[top] + sum(VALUE[k] for k in used)
         rest = list(hand)

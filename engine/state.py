@@ -82,9 +82,9 @@ class State(NamedTuple):
     red_threes: tuple[tuple[int, ...], ...] = ()  # per team, kinds in the order laid
     minimums: tuple[int, ...] = ()  # opening minimum per team (R8)
     melded: tuple[bool, ...] = ()  # per seat: melded or added in an earlier turn of the hand
-    # per seat, counts per kind: cards the whole table knows are in that hand because they came
-    # with the pile (R18). Public knowledge, never more: melding, adding or discarding j copies
-    # of a kind lowers its count by j (not below 0), whatever else the hand may hold.
+    # per seat, sorted kinds: cards the whole table knows are in that hand because they came with
+    # the pile (R18). Public knowledge, never more: melding, adding or discarding j copies of a
+    # kind drops j of them (as many as there are), whatever else the hand may hold.
     known_from_pile: tuple[tuple[int, ...], ...] = ()
     first_turn_done: tuple[bool, ...] = ()  # per seat (R2 "first_turn")
     penalties: tuple[int, ...] = ()  # per team, this hand (positive numbers)
@@ -167,7 +167,7 @@ class State(NamedTuple):
             "red_threes": [[CODES[k] for k in r] for r in self.red_threes],
             "minimums": list(self.minimums),
             "melded": list(self.melded),
-            "known_from_pile": [_hand_out(h) for h in self.known_from_pile],
+            "known_from_pile": [[CODES[k] for k in known] for known in self.known_from_pile],
             "first_turn_done": list(self.first_turn_done),
             "penalties": list(self.penalties),
             "drawn": self.drawn,
@@ -197,7 +197,7 @@ class State(NamedTuple):
             melds.append(tuple(row))
         frozen = d["pile_frozen_by"]
         hands = tuple(_hand_in(h) for h in d["hands"])
-        known = d.get("known_from_pile")
+        known = d.get("known_from_pile") or [[] for _ in hands]
         return cls(
             rules=_rules_in(d["rules"]),
             phase=d["phase"],
@@ -220,7 +220,7 @@ class State(NamedTuple):
             red_threes=tuple(tuple(parse_card(c) for c in r) for r in d["red_threes"]),
             minimums=tuple(d["minimums"]),
             melded=tuple(d["melded"]),
-            known_from_pile=tuple(_hand_in(h) for h in known) if known else (EMPTY_HAND,) * len(hands),
+            known_from_pile=tuple(tuple(parse_card(c) for c in cards) for cards in known),
             first_turn_done=tuple(d["first_turn_done"]),
             penalties=tuple(d["penalties"]),
             drawn=d["drawn"],

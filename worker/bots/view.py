@@ -245,10 +245,10 @@ def determinize(s: State, seat: int, rng: random.Random) -> State:
     others = [p for p in range(rules.players) if p != seat]
     placed_hand: dict[int, list[int]] = {p: [] for p in others}
     for p in others:  # what the table saw come with the pile is still there
-        for k, n in enumerate(s.known_from_pile[p] if s.known_from_pile else ()):
-            n = min(n, pool_counts[k])
-            pool_counts[k] -= n
-            placed_hand[p].extend([k] * n)
+        for k in s.known_from_pile[p] if s.known_from_pile else ():
+            if pool_counts[k]:
+                pool_counts[k] -= 1
+                placed_hand[p].append(k)
     reds: list[int] = []
     pool: list[int] = []
     for k, n in enumerate(pool_counts):
