@@ -5,15 +5,20 @@ loopback port and quietly, so that ``canasta play`` needs no server started befo
 The parts are ``canasta serve``'s own (:mod:`api.serve`, :mod:`api.embedded`). They run
 in their own session, so that the terminal's Ctrl-C reaches only the player's program,
 which then stops them in order; their output goes to a log file, kept when they fail.
+Should the program die without stopping them (killed, or its terminal gone), a small
+reaper process notices (the pipe it reads from closes) and stops them instead, so that no
+server is left running for a game nobody plays.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from api.embedded import EmbeddedRedis
@@ -48,6 +53,7 @@ class LocalService:
         self.base_url = ""
         self.embedded: EmbeddedRedis | None = None
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.reaper: subprocess.Popen[bytes] | None = None
         fd, name = tempfile.mkstemp(prefix="canasta-play-", suffix=".log")
         os.close(fd)
         self.log_path = Path(name)
@@ -87,6 +93,10 @@ class LocalService:
                     [sys.executable, "-m", "cli.main", "worker", "--redis-url", url, "--pool", str(self.bot_workers)],
                     env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True))
         self.base_url = f"http://127.0.0.1:{port}"
+        pids = [p.pid for p in self.procs] + ([self.embedded.pid] if self.embedded is not None else [])
+        self.reaper = subprocess.Popen([sys.executable, "-m", "cli.local_service", *map(str, pids)],
+                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       start_new_session=True)
         if not wait_healthy(self.base_url, api, timeout=STARTUP_SECONDS):
             raise ServiceFailed(f"the local API server did not start; its log: {self.log_path}")
         return self.base_url
@@ -105,5 +115,39 @@ class LocalService:
             if self.embedded is not None:
                 self.embedded.stop()
                 self.embedded = None
+            if self.reaper is not None:
+                self.reaper.stdin.close()  # type: ignore[union-attr]  # nothing left to reap: it exits
+                self.reaper.wait(10)
+                self.reaper = None
             if not self._failed:
                 self.log_path.unlink(missing_ok=True)
+
+
+REAP_GRACE_SECONDS = 10.0
+
+
+def reap(pids: list[int]) -> None:
+    """Wait until the player's program has gone (our stdin, its pipe, closes), then stop
+    whatever of ``pids`` still runs: SIGTERM, and SIGKILL after a grace period."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.stdin.buffer.read()
+    alive = [pid for pid in pids if _signal(pid, signal.SIGTERM)]
+    deadline = time.monotonic() + REAP_GRACE_SECONDS
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [pid for pid in alive if _signal(pid, 0)]
+    for pid in alive:
+        _signal(pid, signal.SIGKILL)
+
+
+def _signal(pid: int, sig: int) -> bool:
+    """Send ``sig``; False when there is no such process (or it is not ours)."""
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    reap([int(pid) for pid in sys.argv[1:]])

@@ -127,6 +127,25 @@ def test_a_game_against_three_bots_played_to_its_end_in_the_terminal() -> None:
     assert time.monotonic() - started < 120
 
 
+def test_a_killed_client_leaves_no_server_behind() -> None:
+    """SIGKILL gives the client no chance to stop its local service: its reaper does."""
+    marker = uuid.uuid4().hex
+    child = spawn("--bots", "greedy,greedy,greedy", env={"CANASTA_PLAY_TEST": marker})
+    try:
+        read(child, [PROMPT])
+        service = [p for p in marked(marker) if p.pid != child.pid]
+        names = " ".join(" ".join(p.cmdline()) for p in service)
+        port = re.search(r"--redis-url redis://127\.0\.0\.1:(\d+)/", names)
+        assert port, names
+        service += valkey_on(port.group(1))
+        assert "gunicorn" in names and len(service) >= 4, names  # API, worker, reaper, Valkey
+        child.kill(9)
+    finally:
+        child.close(force=True)
+    _, alive = psutil.wait_procs(service, timeout=20)
+    assert not alive, f"left behind: {alive}"
+
+
 # -- a seat of a game on a running server ---------------------------------------------------------
 def _simple(view: dict[str, Any]) -> dict[str, Any]:
     legal = view["legal"]
