@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-slow test-all lint bench clean
+.PHONY: run test test-slow test-browser test-all lint bench readme-screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,16 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/pytest -q -m slow || [ $$? -eq 5 ]
 
-# Everything, soak runs included.
+# The web table in a real browser: Debian's Chromium (apt-get install chromium
+# chromium-headless-shell; .ci/run installs it). Screenshots go to out/browser/.
+test-browser: $(STAMP)
+	$(BIN)/pytest -q -m browser tests/browser
+
+# docs/table.png, the README's screenshot, from a browser test's game.
+readme-screenshot: $(STAMP)
+	CANASTA_README_SCREENSHOT=docs/table.png $(BIN)/pytest -q -m browser tests/browser -k whole_game
+
+# Everything, soak runs and browser tests included.
 test-all: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q -m ''

@@ -18,7 +18,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     from api import errors, middleware
     from api.errors import ApiError, problem_response
     from api.http import Ctx
-    from api.routes import events, games, meta
+    from api.routes import events, games, meta, replays, web
     from api.store import NotDurable, Store, connect
 
     settings = config if isinstance(config, Settings) else Settings.from_env(config)
@@ -50,6 +50,8 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(meta.bp)
     app.register_blueprint(games.bp)
     app.register_blueprint(events.bp)
+    app.register_blueprint(replays.bp)
+    app.register_blueprint(web.bp)
     if settings.trust_proxy:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1)  # type: ignore[method-assign]
     return app

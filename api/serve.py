@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
         if stop.is_set():
             return 0
+        print(f"table: {base}/  (play in the browser)", flush=True)
         print(f"api: {base}  (OpenAPI: {base}/openapi.yaml)", flush=True)
         print("create a game:\n  curl -s -X POST " + base + "/games -H 'Content-Type: application/json' "
               "-d '{\"preset\": \"classic\", \"seats\": [{\"name\": \"you\"}, {\"bot\": \"random\"}, "

@@ -18,6 +18,17 @@ from api import logcodec
 from api.keys import Keys
 
 STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
+STREAM_ID_PART_MAX = 2**64 - 1  # Redis stream ids are two unsigned 64-bit numbers
+LAST_STREAM_ID = f"{STREAM_ID_PART_MAX}-{STREAM_ID_PART_MAX}"
+
+
+def is_stream_id(text: str) -> bool:
+    """``<ms>-<seq>`` as Redis reads it: 20 digits can still overflow 64 bits, and Redis
+    answers such an id with an error (a reader's 500 unless refused here)."""
+    if not STREAM_ID_RE.match(text):
+        return False
+    ms, _, seq = text.partition("-")
+    return int(ms) <= STREAM_ID_PART_MAX and int(seq) <= STREAM_ID_PART_MAX
 
 
 def _lua(name: str) -> str:
@@ -252,6 +263,8 @@ class Store:
 
     def events_after(self, game_id: str, after: str, count: int = 500) -> list[Event]:
         """Events with ids strictly after ``after`` (oldest first)."""
+        if after == LAST_STREAM_ID:  # nothing can follow it (and Redis refuses "(" + it)
+            return []
         rows = self.redis.xrange(self.keys.events(game_id), min=f"({after}", max="+", count=count)
         return [_event(r) for r in rows]
 

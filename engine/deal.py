@@ -146,6 +146,7 @@ def deal(state: State, deck: Sequence[str], salt: str | None = None, commitment_
         red_threes=((),) * teams,
         minimums=tuple(rules.opening_minimum(t) for t in state.totals),
         melded=(False,) * n,
+        known_from_pile=((),) * n,
         first_turn_done=(False,) * n,
         penalties=(0,) * teams,
         hand_result=state.hand_result,

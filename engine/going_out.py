@@ -1,12 +1,14 @@
-"""Can the player go out this turn? A plan of moves that empties the hand, checked with apply.
+"""Can the player go out this turn? Plans of moves that would empty the hand.
 
-R17 needs it twice: asking "may I go out?" when unable is illegal (or costs a penalty), and
-after a "yes" the player must go out if still able. The plan is searched for, then proven by
-applying it, so "able" never claims more than the rules allow.
+R16, R17 and R19 ask whether a player can still go out this turn. This module searches for
+plans from the hand and the side's melds alone; ``engine.moves.going_out_plan`` proves each by
+applying it, so "able" never claims more than the rules allow. The search imports nothing
+that applies moves, so the proof can live with the moves without a cycle.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from engine.cards import (
@@ -19,38 +21,39 @@ from engine.cards import (
     TWOS,
     rank_code,
 )
-from engine.errors import IllegalMove
 from engine.melds import wild_room
-from engine.state import State
+from engine.state import Meld, State
 
 Action = dict[str, Any]
 
 
-def going_out_plan(s: State, seat: int) -> list[Action] | None:
-    """Moves that go out from here (phase "play"), or None if none is found."""
+def candidate_plans(s: State, seat: int) -> Iterator[list[Action]]:
+    """Plans that may go out from here (phase "play"), most likely first; none if hopeless."""
     if s.phase != "play" or s.to_act != seat:
-        return None
-    choices = _discard_choices(s, seat)
+        return
+    choices = _discard_choices(s.hands[seat], s.melds[s.rules.team_of(seat)])
     if choices is None:
-        return None
+        return
     for discard in choices:
         if discard is not None and IS_RED_THREE[discard] and not s.rules.red_threes_optional:
             continue
         plan = _plan_without(s, seat, discard)
-        if plan is not None and _proves(s, seat, plan):
-            return plan
-    return None
+        if plan is not None:
+            yield plan
 
 
-def _discard_choices(s: State, seat: int) -> list[int | None] | None:
+def may_empty(hand: tuple[int, ...] | list[int], side: tuple[Meld | None, ...]) -> bool:
+    """A quick necessary condition: counted by rank, this hand could go onto these melds (and
+    new ones) with at most one card left over for the discard."""
+    return _discard_choices(hand, side) is not None
+
+
+def _discard_choices(hand: tuple[int, ...] | list[int], side: tuple[Meld | None, ...]) -> list[int | None] | None:
     """The discards worth trying, or None when some card can be neither melded nor discarded.
 
     A natural of a rank the side has not melded needs a second one; black threes go three
     or four at a time; at most one card can be left over for the discard.
     """
-    rules = s.rules
-    hand = s.hands[seat]
-    side = s.melds[rules.team_of(seat)]
     orphans: list[int] = []
     for rank in MELD_RANKS:
         if side[rank] is None:
@@ -158,16 +161,3 @@ def _plan_without(s: State, seat: int, discard: int | None) -> list[Action] | No
     if discard is not None:
         plan.append({"type": "discard", "card": CODES[discard]})
     return plan or None
-
-
-def _proves(s: State, seat: int, plan: list[Action]) -> bool:
-    from engine.moves import apply
-
-    state = s._replace(permission=-1 if s.permission == 1 else s.permission)
-    try:
-        for action in plan:
-            state = apply(state, seat, action)
-    except IllegalMove:
-        return False
-    return state.phase in ("deal", "over") and state.hand_result is not None and state.hand_result["by"] == seat and state.hand_result["reason"] == "went_out"
-

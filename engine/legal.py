@@ -7,7 +7,6 @@ at least one for the seat to act, so a game never stalls.
 
 from __future__ import annotations
 
-from itertools import combinations
 from typing import Any
 
 from engine.cards import (
@@ -20,40 +19,21 @@ from engine.cards import (
     RED_THREES,
     THREE,
     TWO,
-    TWOS,
-    VALUE,
     parse_card,
     rank_code,
 )
 from engine.errors import IllegalMove
 from engine.melds import wild_room
-from engine.moves import apply, may_go_out, pile_frozen_for, pile_refusal, take_forced
+from engine.moves import apply, ask_refusal, find_take, going_out_plan, may_go_out, take_forced
+from engine.pile import naturals_of, opening_melds, pile_refusal, pile_takes, wild_kinds
 from engine.state import State
 
 Action = dict[str, Any]
 
 
-def _wild_kinds(hand: tuple[int, ...]) -> list[int]:
-    """One of each kind of wild in hand, jokers first (distinct 2s are interchangeable)."""
-    out = [JOKER] if hand[JOKER] else []
-    two = next((k for k in TWOS if hand[k]), None)
-    return out + ([two] if two is not None else [])
-
-
-def _wild_list(hand: tuple[int, ...]) -> list[int]:
-    return [JOKER] * hand[JOKER] + [k for k in TWOS for _ in range(hand[k])]
-
-
 def _rank_sizes(hand: tuple[int, ...]) -> list[int]:
     """How many cards of each rank the hand holds (index: rank), counted once per call."""
     return [hand[b] + hand[b + 1] + hand[b + 2] + hand[b + 3] for b in range(0, 52, 4)]
-
-
-def _naturals(hand: tuple[int, ...], rank: int) -> list[int]:
-    b = rank * 4
-    if not (hand[b] or hand[b + 1] or hand[b + 2] or hand[b + 3]):
-        return []
-    return [k for k in range(b, b + 4) for _ in range(hand[k])]
 
 
 def legal_actions(s: State, seat: int) -> list[Action]:
@@ -86,101 +66,23 @@ def _accepted(s: State, seat: int, action: Action) -> bool:
 def _draw_phase(s: State, seat: int) -> list[Action]:
     """The draw phase's actions, in a fixed order. Only pile takes need :func:`apply` to
     judge them: a draw from a non-empty stock, a pass (the stock is empty, the pile not
-    forced) and an early ask are legal by the very conditions that list them."""
-    rules = s.rules
+    forced) and an early ask are legal by the very conditions that list them. When none of
+    the usual takes is legal, the exhaustive search decides whether any take is, so that
+    ``may_take_pile`` is exact."""
     out: list[Action] = []
     if s.stock_size:
         out.append({"type": "draw"})
-    out.extend(action for action in _pile_takes(s, seat) if _accepted(s, seat, action))
+    if pile_refusal(s, seat) is None:
+        takes = [action for action in pile_takes(s, seat) if _accepted(s, seat, action)]
+        if not takes:
+            found = find_take(s, seat)
+            takes = [found] if found else []
+        out.extend(takes)
     if not s.stock_size and not take_forced(s, seat):
         out.append({"type": "pass"})
-    if rules.ask_go_out == "before_or_after_draw" and rules.partners(seat) and not s.asked:
+    if ask_refusal(s, seat) is None:
         out.append({"type": "ask_go_out"})
     return out
-
-
-def _pile_takes(s: State, seat: int) -> list[Action]:
-    if pile_refusal(s, seat) is not None:
-        return []
-    rules = s.rules
-    team = rules.team_of(seat)
-    hand = s.hands[seat]
-    top = s.pile[-1]
-    rank = RANK_OF[top]
-    frozen = pile_frozen_for(s, team)
-    nat = _naturals(hand, rank)
-    wilds = _wild_kinds(hand)
-    out: list[Action] = []
-    withs: list[list[int]] = []
-    if s.melds[team][rank] is not None and not frozen:
-        out.append({"type": "take_pile", "onto": rank_code(rank)})
-    if len(nat) >= 2:
-        withs.append(nat[:2])
-        if len(nat) > 2:
-            withs.append(nat)
-    if not frozen and len(nat) >= 1 and wilds:
-        withs.append(nat[:1] + wilds[:1])
-    opened = s.opened(team)
-    for w in withs:
-        action: Action = {"type": "take_pile", "with": [CODES[k] for k in w]}
-        if not opened:
-            value = VALUE[top] + sum(VALUE[k] for k in w)
-            need = s.minimums[team] - value
-            if need > 0:
-                rest = list(hand)
-                for k in w:
-                    rest[k] -= 1
-                extra = _opening_melds(s, tuple(rest), need, {rank})
-                if extra is None:
-                    # more value from wilds with the pile meld itself
-                    continue
-                action["melds"] = extra
-        out.append(action)
-    return out
-
-
-def _opening_melds(s: State, hand: tuple[int, ...], need: int, exclude: set[int]) -> list[list[str]] | None:
-    """Melds from ``hand`` worth at least ``need`` (the fewest cards found), or None."""
-    rules = s.rules
-    side = s.melds[rules.team_of(s.to_act)]
-    groups = []
-    for rank in MELD_RANKS:
-        if rank in exclude or side[rank] is not None:
-            continue
-        nat = _naturals(hand, rank)
-        if len(nat) >= 2:
-            groups.append(nat)
-    wilds = _wild_list(hand)
-    best: list[list[int]] | None = None
-    for size in range(1, min(len(groups), 4) + 1):
-        for combo in combinations(groups, size):
-            melds = [list(g) for g in combo]
-            pool = list(wilds)
-            ok = True
-            for m in melds:  # two naturals need a wild to make three cards
-                if len(m) < 3:
-                    if not pool:
-                        ok = False
-                        break
-                    m.append(pool.pop(0))
-            if not ok:
-                continue
-            value = sum(VALUE[k] for m in melds for k in m)
-            for m in melds:  # add wilds (jokers first) until the minimum is met
-                while value < need and pool:
-                    nat = sum(1 for k in m if not IS_WILD[k])
-                    if wild_room(rules, nat, len(m) - nat) <= 0:
-                        break
-                    k = pool.pop(0)
-                    m.append(k)
-                    value += VALUE[k]
-            if value >= need and (best is None or sum(map(len, melds)) < sum(map(len, best))):
-                best = melds
-        if best is not None:
-            break
-    if best is None:
-        return None
-    return [[CODES[k] for k in m] for m in best]
 
 
 def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[Action] | None]:
@@ -195,16 +97,15 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
     size = sum(hand)
     going_out = may_go_out(s, seat)
 
-    if s.permission == 1 or canasta_bound(s, seat) >= rules.canastas_to_go_out:
-        from engine.going_out import going_out_plan
-
+    bound = s.permission == 1 or s.minimum_waived  # R17/R19: the turn must end by going out
+    if bound or canasta_bound(s, seat) >= rules.canastas_to_go_out:
         plan = going_out_plan(s, seat)
         if plan:
             sure.append(plan[0])
-            if s.permission == 1:
+            if bound:
                 return check, sure, plan
             # asking is listed only when the answer could be used (never for a penalty)
-            if not s.asked and rules.partners(seat) and s.drawn == "stock" and not s.turn_melded:
+            if ask_refusal(s, seat) is None:
                 sure.append({"type": "ask_go_out"})
 
     # discards: one per kind; the last card only when going out is allowed
@@ -218,7 +119,7 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
         (sure if size - cards >= 2 else check).append(action)
 
     # adds to the side's melds
-    wilds = _wild_kinds(hand)
+    wilds = wild_kinds(hand)
     sizes = _rank_sizes(hand)
     for rank in MELD_RANKS:
         meld = side[rank]
@@ -226,7 +127,7 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
             continue
         code = rank_code(rank)
         if sizes[rank]:
-            nat = _naturals(hand, rank)
+            nat = naturals_of(hand, rank)
             put({"type": "add", "rank": code, "cards": [CODES[k] for k in nat]}, len(nat))
             if len(nat) > 1:
                 put({"type": "add", "rank": code, "cards": [CODES[nat[0]]]}, 1)
@@ -238,14 +139,14 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
         for rank in MELD_RANKS:
             if side[rank] is not None or sizes[rank] < 2:
                 continue
-            nat = _naturals(hand, rank)
+            nat = naturals_of(hand, rank)
             if len(nat) >= 3:
                 put({"type": "meld", "melds": [[CODES[k] for k in nat]]}, len(nat))
             if wilds and wild_room(rules, len(nat), 0):
                 for w in wilds:
                     put({"type": "meld", "melds": [[CODES[k] for k in nat + [w]]]}, len(nat) + 1)
     else:
-        extra = _opening_melds(s, hand, s.minimums[team], set())
+        extra = opening_melds(s, seat, hand, s.minimums[team], set())
         if extra:
             check.append({"type": "meld", "melds": extra})
     # R14 optional red threes: lay them
@@ -275,7 +176,9 @@ def legal_summary(s: State, seat: int) -> dict[str, Any]:
         "may_ask_go_out": "ask_go_out" in by_type,
         "must_answer_go_out": "answer_go_out" in by_type,
         "may_go_out": bool(s.phase == "play" and seat == s.to_act and may_go_out(s, seat)),
-        "must_go_out": bool(s.phase == "play" and seat == s.to_act and s.permission == 1 and "discard" not in by_type),
+        "must_go_out": bool(
+            s.phase == "play" and seat == s.to_act and (s.permission == 1 or s.minimum_waived) and "discard" not in by_type
+        ),
         "discards": [a["card"] for a in by_type.get("discard", ())],
         # concrete moves a client can send as they are
         "melds": melds,

@@ -1,7 +1,9 @@
 """Applying a move: ``apply(state, seat, action) -> State`` or :class:`IllegalMove`.
 
-Actions are the log format's action objects (``shared/spec/gamelog.md``). Each handler
-checks one move against the rules and builds the next state; nothing is mutated.
+Actions are the log format's action objects. Each handler checks one move against the rules
+and builds the next state; nothing is mutated. The rules that look ahead (R16: can the last
+card still go out? R17/R19: a player bound to go out; R21: can the next player take the pile?)
+answer by trying moves with these same handlers, so they never claim more than the rules allow.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from engine.cards import (
     rank_code,
 )
 from engine.errors import IllegalMove
+from engine.going_out import candidate_plans
 from engine.melds import check_black_three_meld, check_meld, meld_rank
+from engine.pile import pile_frozen_for, pile_refusal, pile_to_hand, take_candidates
 from engine.state import Meld, State
 from engine.turns import begin_turn, draw_cards, end_hand, replace_at
 
@@ -104,6 +108,50 @@ def _remove(hand: list[int], cards: list[int]) -> None:
         hand[k] -= 1
 
 
+# -- what the table knows came with the pile (R18) ------------------------------------------------
+
+
+def _forget(known: tuple[tuple[int, ...], ...], seat: int, shown: list[int]) -> tuple[tuple[int, ...], ...]:
+    """``known_from_pile`` after ``seat`` shows ``shown`` (melds, adds or discards them). Each
+    copy shown may have been a known one; dropping more would tell whether it was."""
+    mine = known[seat]
+    if not mine:
+        return known
+    left = list(mine)
+    for k in shown:
+        if k in left:
+            left.remove(k)
+    return known if len(left) == len(mine) else replace_at(known, seat, tuple(left))
+
+
+def _learn(known: tuple[tuple[int, ...], ...], seat: int, taken: list[int]) -> tuple[tuple[int, ...], ...]:
+    """``known_from_pile`` after the pile's ``taken`` cards went into ``seat``'s hand."""
+    if not taken:
+        return known
+    return replace_at(known, seat, tuple(sorted(known[seat] + tuple(taken))))
+
+
+def _unknown(s: State, seat: int) -> list[int]:
+    """Per kind: the copies in ``seat``'s hand that the table did not see come with the pile."""
+    unknown = list(s.hands[seat])
+    for k in s.known_from_pile[seat]:
+        unknown[k] -= 1
+    return unknown
+
+
+def _claim_hidden(unknown: list[int], cards: tuple[int, ...] | list[int]) -> bool:
+    """R18: a canasta laid whole is hidden only if the hand's own cards (those not known to
+    have come with the pile) make it; if so, they are used up for the action's other melds."""
+    need: dict[int, int] = {}
+    for k in cards:
+        need[k] = need.get(k, 0) + 1
+    if any(unknown[k] < n for k, n in need.items()):
+        return False
+    for k, n in need.items():
+        unknown[k] -= n
+    return True
+
+
 # -- going out -----------------------------------------------------------------------------
 
 
@@ -133,55 +181,100 @@ def is_concealed(s: State, seat: int) -> bool:
     return not s.melded[seat]
 
 
+def going_out_plan(s: State, seat: int) -> list[Action] | None:
+    """Moves that go out from here (phase "play"), proven by applying them; None if none is found."""
+    for plan in candidate_plans(s, seat):
+        if _proves(s, seat, plan):
+            return plan
+    return None
+
+
+def _proves(s: State, seat: int, plan: list[Action]) -> bool:
+    # What binds the player (a "yes", a waived minimum) asks only that the plan go out; the
+    # plan is applied without it, so that proving it does not ask for another plan at every move.
+    state = s._replace(permission=-1 if s.permission == 1 else s.permission, minimum_waived=False)
+    try:
+        for action in plan:
+            state = apply(state, seat, action)
+    except IllegalMove:
+        return False
+    result = state.hand_result
+    return state.phase in ("deal", "over") and result is not None and result["by"] == seat and result["reason"] == "went_out"
+
+
+def _can_still_go_out(s: State, seat: int) -> bool:
+    """Whether ``seat`` can go out this turn from here (with an empty hand: whether it may)."""
+    if s.hand_size(seat) == 0:
+        return may_go_out(s, seat)
+    return going_out_plan(s, seat) is not None
+
+
+def _bound_to_go_out(s: State) -> bool:
+    """R17/R19: the partner said yes, or the opening minimum was waived for a concealed going out."""
+    return s.permission == 1 or s.minimum_waived
+
+
+def _must_go_out(s: State, detail: str) -> IllegalMove:
+    why = "your partner said yes" if s.permission == 1 else "your side opened below its minimum to go out concealed"
+    return IllegalMove("must_go_out", f"{why}: {detail}")
+
+
 def _check_black_threes(s: State, seat: int, black_meld: bool) -> None:
     if black_meld and s.hand_size(seat) > 1:
         raise IllegalMove("black_threes_not_allowed", "black threes are melded only when going out")
 
 
 def _settle(before: State, s: State, seat: int, black_meld: bool = False) -> State:
-    """After a meld, an add or a pile take: go out on an empty hand, or keep a card to discard."""
+    """After a meld, an add or a pile take: go out on an empty hand, or keep a card that can
+    still be got rid of (R16), and keep a binding chance to go out (R17, R19)."""
     left = s.hand_size(seat)
-    if left <= 1 and not may_go_out(s, seat):
-        if left == 0:
+    if left == 0:
+        if not may_go_out(s, seat):
             raise _go_out_refusal(s, seat)
+        return end_hand(s, "went_out", seat, is_concealed(s, seat))
+    if left == 1 and not may_go_out(s, seat) and not _last_card_completes(s, seat):
+        # the last card could only leave by going out, and it cannot go out this turn
         raise IllegalMove(
             "must_keep_card",
-            "this would leave you one card you could not discard: your side cannot go out yet",
+            "this would leave you one card that cannot go out this turn: keep two cards, one to discard",
         )
     _check_black_threes(s, seat, black_meld)
-    if left == 0:
-        return end_hand(s, "went_out", seat, is_concealed(s, seat))
-    if before.permission == 1:
-        # R17: after a "yes" the player must go out; no move may throw that chance away
-        from engine.going_out import going_out_plan
-
-        if going_out_plan(s, seat) is None and going_out_plan(before, seat) is not None:
-            raise IllegalMove("must_go_out", "your partner said yes: this move would leave you unable to go out")
+    if _bound_to_go_out(before) and going_out_plan(s, seat) is None:
+        if before.minimum_waived or going_out_plan(before, seat) is not None:
+            raise _must_go_out(before, "this move would leave you unable to go out")
     return s
 
 
-def _check_opening(before: State, after: State, seat: int, value: int) -> None:
-    """R8/R9/R19: the side's first melds must reach its minimum, unless a concealed going out waives it."""
+def _last_card_completes(s: State, seat: int) -> bool:
+    """R16: whether the one card left, added to a meld, completes the last canasta the side
+    needs to go out (one card completes one canasta at most)."""
+    missing = s.rules.canastas_to_go_out - s.canastas(s.rules.team_of(seat))
+    return s.permission != 0 and missing <= 1 and going_out_plan(s, seat) is not None
+
+
+def _minimum_waivable(s: State) -> bool:
+    """R19: whether a concealed going out this turn would waive the opening minimum."""
+    waiver = s.rules.concealed_minimum
+    return waiver == "waived" or (waiver == "waived_after_stock_draw" and s.drawn == "stock")
+
+
+def _check_opening(before: State, after: State, seat: int, value: int) -> State:
+    """R8/R9/R19: the side's first melds count at least its minimum, or it goes out concealed.
+
+    Where the going out waives the minimum, a first meld below it is allowed while going out
+    stays possible; the turn is then bound to end by going out (``minimum_waived``). An
+    unopened side's going out is always concealed: nobody of the side has melded yet, and its
+    canastas are all made this turn.
+    """
     team = before.rules.team_of(seat)
     if before.opened(team) or value >= before.minimums[team]:
-        return
-    rules = before.rules
-    waived = rules.concealed_minimum == "waived" or (
-        rules.concealed_minimum == "waived_after_stock_draw" and before.drawn == "stock"
-    )
-    if waived and after.hand_size(seat) <= 1 and may_go_out(after, seat) and is_concealed(after, seat):
-        return
+        return after
+    if _minimum_waivable(before) and _can_still_go_out(after, seat):
+        return after._replace(minimum_waived=True) if after.hand_size(seat) else after
     raise IllegalMove(
         "opening_minimum_not_met",
         f"your side's first melds must count at least {before.minimums[team]} points; these count {value}",
     )
-
-
-def _new_meld(rules, rank: int, cards: list[int], extra_hidden: bool = True) -> Meld:
-    meld = Meld.of(rank, cards)
-    if extra_hidden and meld.is_canasta(rules):
-        meld = meld._replace(hidden=True)
-    return meld
 
 
 # -- handlers ------------------------------------------------------------------------------
@@ -196,24 +289,6 @@ def _draw(s: State, seat: int, a: Action) -> State:
     if ends:
         return end_hand(new, "red_three_last", seat)
     return new
-
-
-def pile_refusal(s: State, seat: int) -> IllegalMove | None:
-    """Why ``seat`` may not take the pile at all right now (R13, R11 locks), or None."""
-    if not s.pile:
-        return IllegalMove("pile_empty", "the discard pile is empty")
-    top = s.pile[-1]
-    if IS_WILD[top] or RANK_OF[top] == THREE:
-        return IllegalMove("pile_top_untakeable", f"the pile cannot be taken while {CODES[top]} is on top")
-    if s.pile_lock >= 0:
-        return IllegalMove("pile_locked", f"a discarded red three locks the pile until seat {s.pile_lock}'s turn")
-    if len(s.pile) == 1 and s.hand_size(seat) == 1:
-        return IllegalMove("pile_single_card", "with one card in hand you may not take a pile of one card")
-    return None
-
-
-def pile_frozen_for(s: State, team: int) -> bool:
-    return s.pile_frozen_by >= 0 or not s.opened(team)
 
 
 def _take_pile(s: State, seat: int, a: Action) -> State:
@@ -250,39 +325,43 @@ def _take_pile(s: State, seat: int, a: Action) -> State:
     value = VALUE[top] + sum(VALUE[k] for k in used)
     melds = list(side)
     old = melds[rank]
-    base = list(old.cards) if old else []
-    combined = base + [top] + used
+    combined = (old.cards if old else ()) + (top, *used)
     nat = sum(1 for k in combined if not IS_WILD[k])
     check_meld(rules, rank, nat, len(combined) - nat, new=old is None)
-    melds[rank] = Meld.of(rank, combined, old.hidden if old else False)
-    canasta_now = melds[rank].is_canasta(rules) and not (old and old.is_canasta(rules))
+    meld = Meld.of(rank, combined, old.hidden if old else False)
+    canasta_now = meld.is_canasta(rules) and not (old and old.is_canasta(rules))
+    unknown = None
     if old is None and canasta_now:
-        melds[rank] = melds[rank]._replace(hidden=True)  # laid whole with only the top card
-    extra, black = _parse_melds(s, a.get("melds", []), melds, hand, {rank})
+        # R18: laid whole with the top card; its other cards must be the hand's own
+        unknown = _unknown(s, seat)
+        meld = meld._replace(hidden=_claim_hidden(unknown, used))
+    melds[rank] = meld
+    extra, black = _parse_melds(s, seat, a.get("melds", []), melds, hand, {rank}, unknown)
     for m in extra:
-        value += m.value
+        if rules.opening_from_pile == "all_melds":  # R9
+            value += m.value
         canasta_now = canasta_now or m.is_canasta(rules)
         melds[m.rank] = m
-    # the rest of the pile goes to the hand; red threes in it are laid, not replaced (R4)
-    red = list(s.red_threes[team])
-    for k in s.pile[:-1]:
-        if IS_RED_THREE[k]:
-            red.append(k)
-        else:
-            hand[k] += 1
+    # the rest of the pile (and the wilds beside it) goes to the hand; red threes as R4 says
+    to_hand, laid = pile_to_hand(s)
+    for k in to_hand:
+        hand[k] += 1
+    known = _forget(s.known_from_pile, seat, used + [k for m in extra for k in m.cards])
     new = s._replace(
         hands=replace_at(s.hands, seat, tuple(hand)),
         melds=replace_at(s.melds, team, tuple(melds)),
-        red_threes=replace_at(s.red_threes, team, tuple(red)),
+        red_threes=replace_at(s.red_threes, team, s.red_threes[team] + tuple(laid)) if laid else s.red_threes,
         pile=(),
+        pile_beside=(),
         pile_frozen_by=-1,
+        known_from_pile=_learn(known, seat, to_hand),
         phase="play",
         drawn="pile",
         turn_melded=True,
         turn_canasta=s.turn_canasta or canasta_now,
     )
     _check_black_threes(new, seat, black)
-    _check_opening(s, new, seat, value)
+    new = _check_opening(s, new, seat, value)
     return _settle(s, new, seat, black)
 
 
@@ -292,16 +371,24 @@ def _frozen_error(s: State, team: int) -> IllegalMove:
             "pile_frozen",
             "the pile is frozen for your side until it opens: show a natural pair of the top card's rank",
         )
+    where = " beside the pile" if s.pile_frozen_by in s.pile_beside else ""
     return IllegalMove(
         "pile_frozen",
-        f"the pile is frozen by {CODES[s.pile_frozen_by]}: show a natural pair of the top card's rank",
+        f"the pile is frozen by {CODES[s.pile_frozen_by]}{where}: show a natural pair of the top card's rank",
     )
 
 
 def _parse_melds(
-    s: State, value: Any, side: list[Meld | None], hand: list[int], taken: set[int]
+    s: State,
+    seat: int,
+    value: Any,
+    side: list[Meld | None],
+    hand: list[int],
+    taken: set[int],
+    unknown: list[int] | None = None,
 ) -> tuple[list[Meld], bool]:
-    """New melds from hand cards (removed from ``hand``). Returns them and whether black threes are among them."""
+    """New melds from hand cards (removed from ``hand``). Returns them and whether black threes
+    are among them. ``unknown``: the hand's own cards not yet used by a hidden canasta (R18)."""
     if not isinstance(value, list):
         raise IllegalMove("invalid_action", "melds must be a list of card lists")
     rules = s.rules
@@ -326,7 +413,12 @@ def _parse_melds(
         if rank in taken:
             raise IllegalMove("duplicate_meld_rank", f"two melds of {rank_code(rank)} in one move; one meld per rank")
         taken.add(rank)
-        out.append(_new_meld(rules, rank, cards))
+        meld = Meld.of(rank, cards)
+        if meld.is_canasta(rules):  # R18: laid whole in one action
+            if unknown is None:
+                unknown = _unknown(s, seat)
+            meld = meld._replace(hidden=_claim_hidden(unknown, cards))
+        out.append(meld)
     return out, black
 
 
@@ -348,7 +440,7 @@ def _meld(s: State, seat: int, a: Action) -> State:
         else:
             rest.append(group)
     melds = list(s.melds[team])
-    new_melds, black = _parse_melds(s, rest, melds, hand, set())
+    new_melds, black = _parse_melds(s, seat, rest, melds, hand, set())
     _remove(hand, red_lays)
     value = 0
     canasta_now = False
@@ -361,6 +453,7 @@ def _meld(s: State, seat: int, a: Action) -> State:
         if pos < len(s.deck):
             hand[s.deck[pos]] += 1
             pos += 1
+    shown = red_lays + [k for m in new_melds for k in m.cards]
     new = s._replace(
         hands=replace_at(s.hands, seat, tuple(hand)),
         melds=replace_at(s.melds, team, tuple(melds)),
@@ -368,12 +461,13 @@ def _meld(s: State, seat: int, a: Action) -> State:
         if red_lays
         else s.red_threes,
         stock_pos=pos,
+        known_from_pile=_forget(s.known_from_pile, seat, shown),
         turn_melded=s.turn_melded or bool(new_melds),
         turn_canasta=s.turn_canasta or canasta_now,
     )
     _check_black_threes(new, seat, black)
     if new_melds:
-        _check_opening(s, new, seat, value)
+        new = _check_opening(s, new, seat, value)
     return _settle(s, new, seat, black)
 
 
@@ -402,6 +496,7 @@ def _add(s: State, seat: int, a: Action) -> State:
     new = s._replace(
         hands=replace_at(s.hands, seat, tuple(hand)),
         melds=replace_at(s.melds, team, replace_at(s.melds[team], rank, meld)),
+        known_from_pile=_forget(s.known_from_pile, seat, cards),
         turn_melded=True,
         turn_canasta=s.turn_canasta or canasta_now,
     )
@@ -423,63 +518,107 @@ def _discard(s: State, seat: int, a: Action) -> State:
     left = sum(hand)
     if left == 0 and not may_go_out(s, seat):
         raise _go_out_refusal(s, seat)
-    if left and s.permission == 1:
-        from engine.going_out import going_out_plan  # a cycle: the plan is checked with apply
-
-        if going_out_plan(s, seat) is not None:
-            raise IllegalMove("must_go_out", "your partner said yes: you must go out this turn")
+    if left and s.minimum_waived:
+        raise _must_go_out(s, "you must go out this turn")
+    if left and s.permission == 1 and going_out_plan(s, seat) is not None:
+        raise _must_go_out(s, "you must go out this turn")
     frozen_by = s.pile_frozen_by
     if frozen_by < 0 and (
         (IS_WILD[card] and rules.discard_wild_freezes)
         or (IS_BLACK_THREE[card] and rules.discard_black_three_freezes)
     ):
         frozen_by = card
+    beside = IS_WILD[card] and rules.discarded_wilds == "beside_pile"  # R13: the top card stays
     lock = seat if IS_RED_THREE[card] and rules.red_three_discard_locks_round else s.pile_lock
     changes = {
         "hands": replace_at(s.hands, seat, tuple(hand)),
-        "pile": s.pile + (card,),
+        "pile": s.pile if beside else s.pile + (card,),
+        "pile_beside": s.pile_beside + (card,) if beside else s.pile_beside,
         "pile_frozen_by": frozen_by,
         "pile_lock": lock,
+        "known_from_pile": _forget(s.known_from_pile, seat, [card]),
         "melded": replace_at(s.melded, seat, True) if s.turn_melded else s.melded,
     }
     if left == 0:
         return end_hand(s._replace(**changes), "went_out", seat, is_concealed(s, seat))
-    return begin_turn(s, (seat + 1) % rules.players, **changes)
+    return _stock_out(begin_turn(s, (seat + 1) % rules.players, **changes))
+
+
+def ask_refusal(s: State, seat: int) -> IllegalMove | None:
+    """R17: why ``seat`` may not ask "may I go out?" now, or None."""
+    rules = s.rules
+    if rules.team_size < 2:
+        return IllegalMove("no_partner", "only players with a partner ask to go out")
+    if s.asked:
+        return IllegalMove("already_asked", "you have already asked this turn")
+    when = rules.ask_go_out
+    if s.phase == "draw":
+        if when != "before_melds_or_pile_take":
+            return IllegalMove("ask_too_early", "ask to go out after drawing from the stock")
+        return None
+    if s.drawn != "stock":
+        return IllegalMove("ask_too_late", "permission is asked only in a turn that began with a draw from the stock")
+    if s.turn_melded and when != "after_stock_draw_before_discard":
+        return IllegalMove("ask_too_late", "ask to go out before melding")
+    if s.minimum_waived:
+        return IllegalMove("ask_too_late", "your side opened below its minimum to go out concealed: you must go out")
+    if s.hand_size(seat) < 2:
+        # a "no" could not be obeyed: the last card leaves the hand only by going out
+        return IllegalMove("ask_too_late", "with one card left you are going out: ask before melding down to it")
+    return None
 
 
 def _ask_go_out(s: State, seat: int, a: Action) -> State:
+    refusal = ask_refusal(s, seat)
+    if refusal:
+        raise refusal
     rules = s.rules
-    partners = rules.partners(seat)
-    if not partners:
-        raise IllegalMove("no_partner", "only players with a partner ask to go out")
-    if s.asked:
-        raise IllegalMove("already_asked", "you have already asked this turn")
-    if s.phase == "draw":
-        if rules.ask_go_out != "before_or_after_draw":
-            raise IllegalMove("ask_too_early", "ask to go out after drawing from the stock")
-    elif s.drawn != "stock" or s.turn_melded:
-        raise IllegalMove("ask_too_late", "ask to go out right after drawing from the stock, before melding")
     penalties = s.penalties
-    if s.phase == "play":
-        from engine.going_out import going_out_plan
-
-        if going_out_plan(s, seat) is None:
-            if not rules.ask_unable_penalty:
-                raise IllegalMove("cannot_go_out", "you cannot go out this turn, so you may not ask")
-            team = rules.team_of(seat)
-            penalties = replace_at(penalties, team, penalties[team] + rules.ask_unable_penalty)
-    return s._replace(phase="answer", to_act=partners[0], asked=True, penalties=penalties)
+    if s.phase == "play" and going_out_plan(s, seat) is None:
+        if not rules.ask_unable_penalty:
+            raise IllegalMove("cannot_go_out", "you cannot go out this turn, so you may not ask")
+        team = rules.team_of(seat)
+        penalties = replace_at(penalties, team, penalties[team] + rules.ask_unable_penalty)
+    return s._replace(phase="answer", to_act=rules.partners(seat)[0], asked=True, penalties=penalties)
 
 
 def _answer_go_out(s: State, seat: int, a: Action) -> State:
     yes = a["yes"]
     if not isinstance(yes, bool):
         raise IllegalMove("invalid_action", "yes must be true or false")
-    return s._replace(
-        permission=1 if yes else 0,
-        phase="draw" if s.drawn == "" else "play",
-        to_act=s.turn,
+    return _stock_out(
+        s._replace(permission=1 if yes else 0, phase="draw" if s.drawn == "" else "play", to_act=s.turn)
     )
+
+
+# -- the stock runs out (R21) ---------------------------------------------------------------
+
+
+def _stock_out(s: State) -> State:
+    """R21: on an empty stock a turn goes on only by taking the pile. The hand ends at once, by
+    the player to move, where the rules end it with the stock, or where that player cannot
+    take the pile (no move of theirs: ``pass`` only declines a pile that could be taken)."""
+    if s.phase != "draw" or s.stock_size:
+        return s
+    if s.rules.stock_out == "end" or find_take(s, s.turn) is None:
+        return end_hand(s, "stock_exhausted", s.turn)
+    return s
+
+
+def find_take(s: State, seat: int) -> Action | None:
+    """A take of the pile that ``apply`` accepts for ``seat`` now, or None if there is none."""
+    for action in take_candidates(s, seat):
+        if _take_accepted(s, seat, action):
+            return action
+    return None
+
+
+def _take_accepted(s: State, seat: int, action: Action) -> bool:
+    try:
+        _take_pile(s, seat, action)
+    except IllegalMove:
+        return False
+    return True
 
 
 def take_forced(s: State, seat: int) -> bool:
@@ -487,13 +626,10 @@ def take_forced(s: State, seat: int) -> bool:
     if s.rules.stock_out != "play_on_forced" or pile_refusal(s, seat) is not None:
         return False
     team = s.rules.team_of(seat)
-    if pile_frozen_for(s, team) or s.melds[team][RANK_OF[s.pile[-1]]] is None:
+    rank = RANK_OF[s.pile[-1]]
+    if pile_frozen_for(s, team) or s.melds[team][rank] is None:
         return False
-    try:
-        _take_pile(s, seat, {"type": "take_pile", "onto": rank_code(RANK_OF[s.pile[-1]])})
-    except IllegalMove:
-        return False
-    return True
+    return _take_accepted(s, seat, {"type": "take_pile", "onto": rank_code(rank)})
 
 
 def _pass(s: State, seat: int, a: Action) -> State:

@@ -1,7 +1,8 @@
 """Rule options: one frozen object per game, named presets, house-rule overrides.
 
-Every row R1-R23 of ``shared/spec/rules-matrix.md`` is an option here. The engine reads
-options, never preset names: a preset is only a bundle of values, chosen per player count.
+Every rule point R1-R23 of docs/rules.md where the rule texts differ is an option here. The
+engine reads options, never preset names: a preset is only a bundle of values, chosen per
+player count.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ class RuleOptions:
     upcard_black_three_freezes: bool = True
     # R2: dealt red threes are replaced "at_once" after the deal, or at each seat's "first_turn".
     dealt_red_threes: str = "at_once"
-    # R3/R4 are the same everywhere: drawn red threes are replaced, pile red threes are not.
+    # R3 is the same everywhere: drawn red threes are laid and replaced.
+    # R4: red threes in a taken pile are "laid" for the side (not replaced) or go "to_hand"
+    # with the rest of the pile (then laid, kept or discarded as R14 allows).
+    pile_red_threes: str = "laid"
     # R5: meld composition.
     min_naturals: int = 2
     max_wilds: int | None = 3  # None: no cap
@@ -46,26 +50,35 @@ class RuleOptions:
     # R8: (threshold, minimum) pairs, highest threshold first; below all: the negative minimum.
     opening_minimums: tuple[tuple[int, int], ...] = ((3000, 120), (1500, 90), (0, 50))
     negative_opening_minimum: int = 15
-    # R9/R10/R12 are the same everywhere (see docs/rules.md).
+    # R9: before opening, what a pile take counts toward the minimum: "all_melds" (the meld
+    # made with the top card and the action's other melds) or "pile_meld_alone".
+    opening_from_pile: str = "all_melds"
+    # R10/R12 are the same everywhere (see docs/rules.md).
     # R11: what freezes the discard pile.
     discard_wild_freezes: bool = True
     discard_black_three_freezes: bool = True  # False: it only blocks the next player (R13)
     red_three_discard_locks_round: bool = False  # a discarded red 3 locks the pile for a round
+    # R13: a discarded joker or 2 goes "on_pile", or "beside_pile": the card under it stays the
+    # top card, and the wild (freezing the pile) goes with the pile to whoever takes it.
+    discarded_wilds: str = "on_pile"
     # R14
     red_threes_optional: bool = False  # True: a red 3 may be kept in hand and discarded
     # R15
     black_three_meld_on_going_out: bool = True
     # R16
     canastas_to_go_out: int = 1
-    # R17: "after_stock_draw" | "before_or_after_draw"; penalty when asking while unable
-    ask_go_out: str = "after_stock_draw"
+    # R17: when "may I go out?" may be asked: "after_stock_draw_before_melds",
+    # "after_stock_draw_before_discard" or "before_melds_or_pile_take" (before or after the
+    # draw); the penalty when asking while unable
+    ask_go_out: str = "after_stock_draw_before_melds"
     ask_unable_penalty: int = 0  # 0: asking while unable is an illegal move
     # R18
     going_out_bonus: int = 100
     concealed_going_out_bonus: int = 200
     hidden_canasta_bonus: int = 0
     # R19: "player" (the player melded nothing before) or "side" (neither partner did);
-    # the opening minimum when going out concealed: "applies" | "waived" | "waived_after_stock_draw"
+    # the opening minimum when going out concealed: "applies", "waived" (after a stock draw or
+    # a pile take) or "waived_after_stock_draw"
     concealed_scope: str = "player"
     concealed_minimum: str = "applies"
     # R20
@@ -125,10 +138,20 @@ _FIELD_TYPES = {f.name: f.type for f in fields(RuleOptions)}
 _CHOICES = {
     "dealt_red_threes": ("at_once", "first_turn"),
     "wild_ratio": ("any", "at_most_naturals", "fewer_than_naturals"),
-    "ask_go_out": ("after_stock_draw", "before_or_after_draw"),
+    "pile_red_threes": ("laid", "to_hand"),
+    "opening_from_pile": ("all_melds", "pile_meld_alone"),
+    "discarded_wilds": ("on_pile", "beside_pile"),
+    "ask_go_out": ("after_stock_draw_before_melds", "after_stock_draw_before_discard", "before_melds_or_pile_take"),
     "concealed_scope": ("player", "side"),
     "concealed_minimum": ("applies", "waived", "waived_after_stock_draw"),
     "stock_out": ("play_on_forced", "play_on_optional", "end"),
+}
+# Values earlier versions wrote (in stored games and log headers), read as what they meant.
+_FORMER_VALUES = {
+    "ask_go_out": {
+        "after_stock_draw": "after_stock_draw_before_melds",
+        "before_or_after_draw": "before_melds_or_pile_take",
+    },
 }
 
 
@@ -162,7 +185,7 @@ def _coerce(name: str, value: Any) -> Any:
     if kind == "str":
         if not isinstance(value, str):
             raise RulesError(f"{name} must be a string")
-        return value
+        return _FORMER_VALUES.get(name, {}).get(value, value)
     if value is None:
         if "None" not in kind:
             raise RulesError(f"{name} may not be null")
@@ -210,6 +233,12 @@ def validate(o: RuleOptions) -> None:
         raise RulesError(
             "red_three_discard_locks_round needs red_threes_optional: a red 3 can only be discarded when laying it is optional"
         )
+    if o.pile_red_threes == "to_hand" and not o.red_threes_optional:
+        raise RulesError(
+            "pile_red_threes to_hand needs red_threes_optional: a red 3 in hand must be one the player may lay or discard"
+        )
+    if o.discarded_wilds == "beside_pile" and not o.discard_wild_freezes:
+        raise RulesError("discarded_wilds beside_pile needs discard_wild_freezes: the wild beside the pile marks its freeze")
     if o.ask_unable_penalty < 0:
         raise RulesError("ask_unable_penalty must not be negative")
     if o.last_red_three_ends and o.red_threes_optional:
@@ -230,7 +259,7 @@ _FINNISH: dict[str, Any] = dict(
     upcard_black_three_freezes=False,
     dealt_red_threes="first_turn",
     discard_black_three_freezes=False,
-    ask_go_out="after_stock_draw",
+    ask_go_out="after_stock_draw_before_discard",
     ask_unable_penalty=100,
     concealed_scope="side",
     concealed_minimum="waived",
@@ -242,7 +271,7 @@ _FINNISH: dict[str, Any] = dict(
 
 _BICYCLE: dict[str, Any] = dict(
     dealt_red_threes="first_turn",
-    ask_go_out="before_or_after_draw",
+    ask_go_out="before_melds_or_pile_take",
     concealed_minimum="waived_after_stock_draw",
 )
 
@@ -260,7 +289,10 @@ _NORWEGIAN: dict[str, Any] = dict(
     wild_ratio="fewer_than_naturals",
     discard_black_three_freezes=False,
     red_three_discard_locks_round=True,
+    discarded_wilds="beside_pile",
     red_threes_optional=True,
+    pile_red_threes="to_hand",
+    opening_from_pile="pile_meld_alone",
     red_three_all_bonus=None,
     red_three_unopened=-200,
     stock_out="end",

@@ -75,12 +75,17 @@ class State(NamedTuple):
     stock_pos: int = 0
     hands: tuple[tuple[int, ...], ...] = ()
     pile: tuple[int, ...] = ()  # bottom first
+    pile_beside: tuple[int, ...] = ()  # R13 "beside_pile": discarded wilds laid beside the pile
     pile_frozen_by: int = -1  # the kind that froze the pile until taken, or -1
     pile_lock: int = NO_SEAT  # a red 3 discarder: nobody takes the pile before their turn
     melds: tuple[tuple[Meld | None, ...], ...] = ()  # per team
     red_threes: tuple[tuple[int, ...], ...] = ()  # per team, kinds in the order laid
     minimums: tuple[int, ...] = ()  # opening minimum per team (R8)
     melded: tuple[bool, ...] = ()  # per seat: melded or added in an earlier turn of the hand
+    # per seat, sorted kinds: cards the whole table knows are in that hand because they came with
+    # the pile (R18). Public knowledge, never more: melding, adding or discarding j copies of a
+    # kind drops j of them (as many as there are), whatever else the hand may hold.
+    known_from_pile: tuple[tuple[int, ...], ...] = ()
     first_turn_done: tuple[bool, ...] = ()  # per seat (R2 "first_turn")
     penalties: tuple[int, ...] = ()  # per team, this hand (positive numbers)
     # (turn)
@@ -89,6 +94,7 @@ class State(NamedTuple):
     asked: bool = False
     turn_melded: bool = False
     turn_canasta: bool = False
+    minimum_waived: bool = False  # R19: a concealed going out waived the minimum; go out this turn
     # results
     hand_result: dict[str, Any] | None = None
     game_result: dict[str, Any] | None = None
@@ -151,6 +157,7 @@ class State(NamedTuple):
             "stock_pos": self.stock_pos,
             "hands": [_hand_out(h) for h in self.hands],
             "pile": [CODES[k] for k in self.pile],
+            "pile_beside": [CODES[k] for k in self.pile_beside],
             "pile_frozen_by": CODES[self.pile_frozen_by] if self.pile_frozen_by >= 0 else None,
             "pile_lock": self.pile_lock,
             "melds": [
@@ -160,6 +167,7 @@ class State(NamedTuple):
             "red_threes": [[CODES[k] for k in r] for r in self.red_threes],
             "minimums": list(self.minimums),
             "melded": list(self.melded),
+            "known_from_pile": [[CODES[k] for k in known] for known in self.known_from_pile],
             "first_turn_done": list(self.first_turn_done),
             "penalties": list(self.penalties),
             "drawn": self.drawn,
@@ -167,6 +175,7 @@ class State(NamedTuple):
             "asked": self.asked,
             "turn_melded": self.turn_melded,
             "turn_canasta": self.turn_canasta,
+            "minimum_waived": self.minimum_waived,
             "hand_result": result_copy(self.hand_result),
             "game_result": result_copy(self.game_result),
         }
@@ -176,6 +185,8 @@ class State(NamedTuple):
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> State:
+        """The state :meth:`to_json` gave. Fields added later read as empty when missing, so
+        states stored by an earlier version still load."""
         if d.get("v") != 1:
             raise ValueError("unknown state format")
         melds = []
@@ -185,6 +196,8 @@ class State(NamedTuple):
                 row[rank] = Meld.of(rank, [parse_card(c) for c in cards], bool(hidden))
             melds.append(tuple(row))
         frozen = d["pile_frozen_by"]
+        hands = tuple(_hand_in(h) for h in d["hands"])
+        known = d.get("known_from_pile") or [[] for _ in hands]
         return cls(
             rules=_rules_in(d["rules"]),
             phase=d["phase"],
@@ -198,14 +211,16 @@ class State(NamedTuple):
             salt=d["salt"],
             commitment=d["commitment"],
             stock_pos=d["stock_pos"],
-            hands=tuple(_hand_in(h) for h in d["hands"]),
+            hands=hands,
             pile=tuple(parse_card(c) for c in d["pile"]),
+            pile_beside=tuple(parse_card(c) for c in d.get("pile_beside", ())),
             pile_frozen_by=parse_card(frozen) if frozen else -1,
             pile_lock=d["pile_lock"],
             melds=tuple(melds),
             red_threes=tuple(tuple(parse_card(c) for c in r) for r in d["red_threes"]),
             minimums=tuple(d["minimums"]),
             melded=tuple(d["melded"]),
+            known_from_pile=tuple(tuple(parse_card(c) for c in cards) for cards in known),
             first_turn_done=tuple(d["first_turn_done"]),
             penalties=tuple(d["penalties"]),
             drawn=d["drawn"],
@@ -213,6 +228,7 @@ class State(NamedTuple):
             asked=d["asked"],
             turn_melded=d["turn_melded"],
             turn_canasta=d["turn_canasta"],
+            minimum_waived=d.get("minimum_waived", False),
             hand_result=result_copy(d["hand_result"]),
             game_result=result_copy(d["game_result"]),
         )

@@ -14,7 +14,8 @@ def replace_at(values: tuple, index: int, value: object) -> tuple:
 def begin_turn(s: State, seat: int, **changes: object) -> State:
     """Start ``seat``'s turn: clear the turn flags, lift a lock it set, lay dealt red threes (R2).
 
-    ``changes`` are applied in the same copy (the move that ended the previous turn).
+    ``changes`` are applied in the same copy (the move that ended the previous turn). Whether
+    the turn can be played at all on an empty stock (R21) is the moves' judgement.
     """
     rules = s.rules
     lock = changes.pop("pile_lock", s.pile_lock)
@@ -27,14 +28,13 @@ def begin_turn(s: State, seat: int, **changes: object) -> State:
         asked=False,
         turn_melded=False,
         turn_canasta=False,
+        minimum_waived=False,
         **changes,
         pile_lock=NO_SEAT if lock == seat else lock,
     )
     if not s.first_turn_done[seat]:
         s = lay_red_threes(s, seat) if not rules.red_threes_optional else s
         s = s._replace(first_turn_done=replace_at(s.first_turn_done, seat, True))
-    if s.stock_size == 0 and rules.stock_out == "end":
-        return end_hand(s, "stock_exhausted", seat)
     return s
 
 

@@ -1,7 +1,8 @@
 """What each seat, and a spectator, may see: plain JSON-ready data.
 
 A seat sees its own hand; everybody sees the melds, red threes, the pile's top card and
-size (and the card that froze it), the stock's size and every hand's size. Nobody sees
+size (and the card that froze it, and the wilds laid beside the pile), the stock's size and
+every hand's size. Nobody sees
 another hand, the stock, or the cards under the pile's top (players may remember discards,
 but the service does not remind them). The deck is revealed only by the game log.
 """
@@ -52,14 +53,19 @@ def _team_seats(s: State) -> list[list[int]]:
 
 
 def pile_view(s: State) -> dict[str, Any]:
+    """The pile as the table sees it. A wild laid beside the pile (R13 "beside_pile") freezes it
+    without covering the top card: ``frozen_by`` names it and ``beside`` lists every such wild,
+    all of which go with the pile to whoever takes it."""
     reasons = []
     if s.pile_frozen_by >= 0:
-        reasons.append({"reason": "frozen_by_card", "card": CODES[s.pile_frozen_by]})
+        where = "wild_beside_pile" if s.pile_frozen_by in s.pile_beside else "frozen_by_card"
+        reasons.append({"reason": where, "card": CODES[s.pile_frozen_by]})
     if s.pile_lock >= 0:
         reasons.append({"reason": "locked_by_red_three", "until_seat": s.pile_lock})
     return {
         "top": CODES[s.pile[-1]] if s.pile else None,
         "size": len(s.pile),
+        "beside": [CODES[k] for k in s.pile_beside],
         "frozen_by": CODES[s.pile_frozen_by] if s.pile_frozen_by >= 0 else None,
         "locked_until_seat": s.pile_lock if s.pile_lock >= 0 else None,
         "frozen_for_teams": [
@@ -138,7 +144,7 @@ def describe_move(before: State, after: State, seat: int, action: dict[str, Any]
         if viewer == seat:
             event["cards"] = drawn
     if action.get("type") == "take_pile":
-        event["pile_taken"] = len(before.pile)
+        event["pile_taken"] = len(before.pile) + len(before.pile_beside)
     nxt = after.turn
     if (
         after.hand_no == before.hand_no

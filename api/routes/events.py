@@ -12,7 +12,7 @@ from flask import Blueprint, Response, request, stream_with_context
 from api import service
 from api.errors import ApiError
 from api.http import bearer_token, check_game_id, ctx, json_response
-from api.store import STREAM_ID_RE, Store
+from api.store import Store, is_stream_id
 
 bp = Blueprint("events", __name__)
 
@@ -23,7 +23,7 @@ def _event_id(value: str | None, name: str) -> str | None:
     value = value.strip()
     if value == "0":
         return "0-0"
-    if not STREAM_ID_RE.match(value):
+    if not is_stream_id(value):
         raise ApiError(400, "invalid_event_id", f"{name} is an event id such as 1718000000000-0.")
     return value
 

@@ -94,8 +94,9 @@ def cards_in(value: Any) -> Counter[str]:
 
 
 def public_cards(s: engine.State) -> Counter[str]:
-    """Melds, red threes and the whole pile: what anyone may see (or may have seen)."""
-    out: Counter[str] = Counter(CODES[k] for k in s.pile)
+    """Melds, red threes, the whole pile and the wilds beside it: what anyone may see (or may
+    have seen)."""
+    out: Counter[str] = Counter(CODES[k] for k in s.pile + s.pile_beside)
     for side in s.melds:
         for m in side:
             if m is not None:

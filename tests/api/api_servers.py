@@ -11,8 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import requests
-
+from api.client import Client
 from api.serve import gunicorn_command
 
 
@@ -24,15 +23,13 @@ def free_port() -> int:
 
 def wait_healthy(base: str, proc: subprocess.Popen | None = None, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            if requests.get(base + "/healthz", timeout=1).status_code == 200:
+    with Client(base, timeout=1) as client:
+        while time.monotonic() < deadline:
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError(f"server exited with {proc.returncode}")
+            if client.health():
                 return
-        except requests.RequestException:
-            pass
-        time.sleep(0.1)
+            time.sleep(0.1)
     raise TimeoutError(f"{base} did not answer /healthz")
 
 
@@ -59,5 +56,18 @@ def gunicorn(redis_url: str, prefix: str, *, threads: int = 4, extra_env: dict[s
     try:
         wait_healthy(base, proc)
         yield base
+    finally:
+        stop(proc)
+
+
+@contextmanager
+def bot_worker(redis_url: str, prefix: str, *, budget_ms: int = 5) -> Iterator[subprocess.Popen]:
+    """``canasta worker`` (a real RQ worker process) playing the bot seats of ``prefix``'s games."""
+    env = {**os.environ, "REDIS_URL": redis_url, "CANASTA_KEY_PREFIX": prefix, "CANASTA_BOT_BUDGET_MS": str(budget_ms)}
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", redis_url], env=env,
+                            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+                            stdout=subprocess.DEVNULL, stderr=sys.stderr)
+    try:
+        yield proc
     finally:
         stop(proc)

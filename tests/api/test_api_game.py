@@ -7,6 +7,7 @@ import threading
 import time
 
 import orjson
+import pytest
 from api_helpers import Table, auth, four_humans, replay_log
 from api_players import candidates
 from flask import Flask
@@ -151,3 +152,17 @@ def test_events_token_sent_twice_is_refused(client: FlaskClient) -> None:
     assert r.status_code == 400
     r = client.get(f"/games/{t.id}/events?after=0&access_token={token}")
     assert r.status_code == 200 and r.get_json()["events"]
+
+
+@pytest.mark.parametrize("bad", ["28034295391713460150-0463", "1-18446744073709551616"])
+def test_an_event_id_beyond_64_bits_is_400(client: FlaskClient, bad: str) -> None:
+    """Twenty digits fit the pattern but not Redis's 64-bit stream id: refused before Redis
+    sees it (schemathesis found a 500), as ``after`` and as ``Last-Event-ID``."""
+    t = Table(client, four_humans())
+    r = client.get(f"/games/{t.id}/events?after={bad}&wait=1")
+    assert r.status_code == 400 and r.get_json()["code"] == "invalid_event_id"
+    r = client.get(f"/games/{t.id}/events", headers={"Last-Event-ID": bad, "Accept": "text/event-stream"})
+    assert r.status_code == 400 and r.get_json()["code"] == "invalid_event_id"
+    largest = f"{2**64 - 1}-{2**64 - 1}"
+    r = client.get(f"/games/{t.id}/events?after={largest}")
+    assert r.status_code == 200 and r.get_json()["events"] == []

@@ -53,8 +53,9 @@ FIRST_TURN_RED_THREES = {"finnish", "bicycle", "finnish-2p", "finnish-3p"}  # de
 # -- what S is entitled to know --------------------------------------------------------------
 def entitled(s: engine.State, seat: int) -> tuple[Any, ...]:
     """Everything ``seat`` may know of ``s``: its hand, the table (melds, red threes, the pile's
-    top and size and freeze, the stock's size, the hands' sizes) and the turn's facts. Not
-    the other hands, the stock, or the cards under the pile's top."""
+    top and size and freeze, the wilds beside it, the stock's size, the hands' sizes, the cards
+    everyone saw a seat take with the pile) and the turn's facts. Not the other hands, the
+    stock, or the cards under the pile's top."""
     return (s.phase, s.hand_no, s.dealer, s.to_act, s.turn, s.moves, s.totals, s.hands[seat],
             tuple(sum(h) for h in s.hands), s.stock_size, s.pile[-1:], len(s.pile), s.pile_frozen_by,
             s.pile_lock, s.melds, s.red_threes, s.minimums, s.melded, s.first_turn_done, s.penalties,

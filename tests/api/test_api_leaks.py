@@ -51,7 +51,7 @@ def check_view(view: dict[str, Any] | None, s: engine.State, seat: int | None, w
         assert Counter(view["hand"]) == own_cards(s, seat), f"{where}: wrong hand"
     else:
         assert "hand" not in view
-    pile_set = {CODES[k] for k in s.pile}
+    pile_set = {CODES[k] for k in s.pile + s.pile_beside}
     assert set(cards_in(pile)) <= pile_set, f"{where}: pile refs"
     if legal is not None:
         assert set(cards_in(legal)) <= set(own_cards(s, seat)) | pile_set, f"{where}: legal refs"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import random
 import uuid
 from typing import Any
 
@@ -16,8 +17,12 @@ import schemathesis
 from api_helpers import Table
 from hypothesis import strategies as st
 
+import engine
 from api import create_app
 from api.keys import GAME_ID_RE
+from cli.engine_cmds import random_policy
+from engine.simulate import play_game
+from replay.log import encode_log
 from tests.conftest_redis import delete_test_keys, redis_url_for_tests
 
 MAX_EXAMPLES = int(os.environ.get("CANASTA_ST_EXAMPLES", "40"))
@@ -53,6 +58,16 @@ CONFIG = schemathesis.Config.from_dict({
     },
 })
 schema = schemathesis.openapi.from_wsgi("/openapi.yaml", app, config=CONFIG)
+
+# POST /replay takes a game log: a real one, the same cut short or with a line broken, or
+# any bytes at all.
+_record = play_game(engine.resolve("classic", None, {"target_score": 200}), random.Random(5),
+                    random_policy(random.Random(5)))
+_LOG = encode_log(_record.log_lines("g-schemathesis"))
+schemathesis.openapi.media_type("application/x-ndjson", st.one_of(
+    st.sampled_from([_LOG, _LOG[: len(_LOG) // 2], _LOG.replace(b'"draw"', b'"pass"', 1)]),
+    st.binary(max_size=300),
+))
 
 
 @schema.hook

@@ -84,6 +84,8 @@ def test_serve_starts_and_stops_cleanly(tmp_path: Path) -> None:
         redis_port = serve.redis_port()
         assert "curl -s -X POST " + base + "/games" in text
         assert f"data: {data}" in text and "append-only file" in text
+        assert f"table: {base}/" in text
+        assert requests.get(base + "/", timeout=5).headers["Content-Type"].startswith("text/html")
         children = _descendants(serve.proc.pid)
         valkeys = _valkey_on(redis_port)
         assert len(valkeys) == 1, "the embedded Valkey is running"

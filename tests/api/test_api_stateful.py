@@ -594,7 +594,7 @@ class GameMachine(RuleBasedStateMachine):
     def every_view_shows_its_own_hand_only(self) -> None:
         s = self.state
         shown = public_cards(s)
-        pile = {CODES[k] for k in s.pile}
+        pile = {CODES[k] for k in s.pile + s.pile_beside}
         for viewer in VIEWERS:
             body, etag = self.t.view(viewer)
             assert etag == etag_of(self.version) and body["version"] == self.version

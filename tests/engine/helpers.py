@@ -212,12 +212,14 @@ def meld_codes(state: State, team: int) -> dict[str, list[str]]:
 
 
 def all_cards(state: State) -> Counter[str]:
-    """Every card a dealt state holds: hands, stock, pile, melds and laid red threes."""
+    """Every card a dealt state holds: hands, stock, pile (and wilds beside it), melds and laid
+    red threes."""
     out: Counter[str] = Counter()
     for h in state.hands:
         out.update(CODES[k] for k, n in enumerate(h) for _ in range(n))
     out.update(CODES[k] for k in state.stock)
     out.update(CODES[k] for k in state.pile)
+    out.update(CODES[k] for k in state.pile_beside)
     for side in state.melds:
         for m in side:
             if m is not None:

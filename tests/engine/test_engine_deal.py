@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from engine import code, deal, new_game, resolve
+from engine import RulesError, code, deal, new_game, resolve
 from tests.engine.helpers import (
     PRESET_NAMES,
     after_opening,
@@ -140,9 +140,11 @@ def test_r1_a_freezing_upcard_needs_a_natural_pair_after_opening(preset, upcard)
     after = play(state, (taker, take("KD", "KH")))
     assert after.pile == () and after.pile_frozen_by == -1
     team = rules.team_of(taker)
-    if upcard == "3H":  # R4: the pile's red three is laid for the taker's side, not replaced
+    if upcard == "3H" and rules.pile_red_threes == "laid":  # R4: laid for the side, not replaced
         assert "3H" not in hand(after, taker)
         assert [code(k) for k in after.red_threes[team]] == ["3H"]
+    elif upcard == "3H":  # R4 (norwegian): it goes to the hand with the rest of the pile
+        assert hand(after, taker)["3H"] == 1 and after.red_threes[team] == ()
 
 
 # -- R2: red threes in the dealt hands -----------------------------------------------------------
@@ -237,7 +239,10 @@ def test_r3_two_card_draw_with_a_red_three_second(preset, players):
 # -- R4: a red three from the pile ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("preset", PRESET_NAMES)
+LAID_PRESETS = [p for p in PRESET_NAMES if resolve(p).pile_red_threes == "laid"]
+
+
+@pytest.mark.parametrize("preset", LAID_PRESETS)
 def test_r4_pile_red_three_is_laid_not_replaced(preset):
     """R4. A red three that comes with the pile is laid for the taker's side; no card replaces it.
 
@@ -252,6 +257,48 @@ def test_r4_pile_red_three_is_laid_not_replaced(preset):
     assert sum(after.hands[0]) == before - 5  # nothing from the pile reached the hand
     assert after.stock_size == stock_before
     assert all_cards(after) == pack_counter(after.rules)
+
+
+NORWEGIAN_TAKE = ["KH", "KS", "KD", "JK"]  # with the upcard KC: 90, enough to open alone (R9)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_r4_norwegian_pile_red_three_goes_to_the_hand(players):
+    """R4 (norwegian). A red three in the taken pile goes to the hand with the other pile cards
+    that are not melded; it is not laid and not replaced then. From the hand it is laid later
+    with a replacement draw, or kept, or discarded, like any red three there (R14).
+
+    "Når man tar inn sakehaugen skal man ta de kortene som ikke benyttes til å bygge kombinasjoner på hånden." (004)
+    "Røde treere er bonuskort og kan legges ned på bordet en og en. Når man legger en rød treer på bordet, skal man trekke inn et nytt kort fra bunken." (004)
+    """
+    state = start("norwegian", players, hands={0: NORWEGIAN_TAKE + ["9H", "8S"]}, upcards=["3D", "KC"], stock=["7C", "6C"])
+    assert state.rules.pile_red_threes == "to_hand"
+    before = sum(state.hands[0])
+    stock_before = state.stock_size
+    taken = play(state, (0, take(*NORWEGIAN_TAKE)))
+    assert hand(taken, 0)["3D"] == 1 and taken.red_threes[0] == ()
+    assert sum(taken.hands[0]) == before - 4 + 1 and taken.stock_size == stock_before
+    assert all_cards(taken) == pack_counter(taken.rules)
+    # laid later, with a replacement from the stock
+    laid = play(taken, (0, meld(["3D"])))
+    assert [code(k) for k in laid.red_threes[0]] == ["3D"] and hand(laid, 0)["7C"] == 1
+    assert sum(laid.hands[0]) == sum(taken.hands[0])
+    # or kept to the next turn
+    kept = play(taken, (0, discard("9H")))
+    assert hand(kept, 0)["3D"] == 1
+    # or discarded (which locks the pile for a round, R11)
+    thrown = play(taken, (0, discard("3D")))
+    assert code(thrown.pile[-1]) == "3D" and thrown.pile_lock == 0
+
+
+def test_r4_red_threes_to_the_hand_need_optional_red_threes():
+    """R4/R14. A red three can go to the hand only where the player may lay or discard it.
+
+    "Røde treere er bonuskort og kan legges ned på bordet en og en." (004)
+    """
+    with pytest.raises(RulesError, match="pile_red_threes"):
+        resolve("classic", overrides={"pile_red_threes": "to_hand"})
+    assert resolve("norwegian", overrides={"pile_red_threes": "laid"}).pile_red_threes == "laid"
 
 
 # -- R14: norwegian red threes are optional ------------------------------------------------------
@@ -338,10 +385,8 @@ def test_r23_lone_last_card(preset, players):
     assert hand(after, 0) - before == Counter(["9C"])
     assert after.phase == "play" and after.stock_size == 0
     after = play(after, (0, discard("9C")))
-    if after.rules.stock_out == "end":
-        assert after.hand_result["reason"] == "stock_exhausted"
-    else:
-        assert after.phase == "draw" and after.turn == 1
+    # the stock is gone and seat 1 (not opened, no pair of nines) cannot take the pile: R21
+    assert after.hand_result["reason"] == "stock_exhausted" and after.hand_result["by"] == 1
 
 
 # -- the deal rotates ----------------------------------------------------------------------------------

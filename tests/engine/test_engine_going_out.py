@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from engine import legal_actions, resolve
+from engine import code, legal_actions, legal_summary, resolve
 from tests.engine.helpers import (
     add,
+    after_opening,
     answer,
     ask,
     discard,
     draw,
     hand,
+    hand_list,
     illegal,
     meld,
     pass_,
@@ -33,6 +35,7 @@ ALL_CONFIGS = [
 ]
 PARTNERSHIPS = [("classic", 4), ("finnish", 4), ("bicycle", 4), ("wiki", 4), ("wiki", 6), ("norwegian", 4)]
 ALONE = [c for c in ALL_CONFIGS if c not in PARTNERSHIPS]
+ONE_CANASTA_4P = ["classic", "finnish", "bicycle", "wiki"]
 
 
 def dealt(preset: str, players: int | None, cards: list[str], **kw):
@@ -131,6 +134,61 @@ def test_r16_going_out_needs_the_canastas(preset, players):
         assert sum(after.hands[0]) > 1
 
 
+SIX_SEVENS = ["7H", "7S", "7D", "7C", "7H", "7S"]
+
+
+def _six_sevens(preset: str, seventh: str = "7D"):
+    """Seat 0 opens with six sevens and three queens, keeping QS and ``seventh``; a round later
+    it draws QH: its hand is QS QH and ``seventh``, its side has no canasta."""
+    state = start(
+        preset,
+        hands={0: SIX_SEVENS + ["QH", "QD", "QC", "QS", seventh]},
+        stock=["5D", "6D", "8D", "9D", "QH"],
+    )
+    state = play(
+        state,
+        (0, draw()), (0, meld(SIX_SEVENS, ["QH", "QD", "QC"])), (0, discard("5D")),
+        (1, draw()), (1, discard("6D")), (2, draw()), (2, discard("8D")), (3, draw()), (3, discard("9D")),
+        (0, draw()),
+    )
+    assert hand_list(state, 0) == sorted(["QS", "QH", seventh]) and state.canastas(0) == 0
+    return state
+
+
+def _adds(state, seat, rank):
+    return [a for a in legal_actions(state, seat) if a["type"] == "add" and a["rank"] == rank]
+
+
+@pytest.mark.parametrize("preset", ONE_CANASTA_4P)
+def test_r16_a_last_card_that_completes_a_canasta(preset):
+    """R16. A move may leave one card when that card can still go out this turn: adding the
+    queens leaves 7D, which completes the side's first canasta and empties the hand. The
+    same move is refused when the last card cannot go out (9H fits no meld), and after a
+    partner's "no". apply, the enumerator and the summary agree.
+
+    "Puolesi lopettaa, kun kätesi on tyhjä ja puolellasi on vähintään yksi canasta." (001)
+    "Canastan lopetus on sallittu, kun parillanne on vähintään yksi valmis canasta tai saat sen valmiiksi samalla vuorolla." (002)
+    "Canastan säännöt vaativat, että ilman valmista canastaa käteen jää vähintään yksi kortti." (002)
+    """
+    queens = add("Q", "QS", "QH")
+    state = _six_sevens(preset)
+    assert any(sorted(a["cards"]) == ["QH", "QS"] for a in _adds(state, 0, "Q"))
+    assert "Q" in legal_summary(state, 0)["add_ranks"]
+    one = play(state, (0, queens))
+    assert hand_list(one, 0) == ["7D"] and one.phase == "play"
+    assert all(a == add("7", "7D") for a in legal_actions(one, 0))  # a discard would go out without a canasta
+    out = play(one, (0, add("7", "7D")))
+    assert out.hand_result["reason"] == "went_out" and out.hand_result["by"] == 0
+    # the last card cannot go out: keep two cards
+    stuck = _six_sevens(preset, seventh="9H")
+    illegal(stuck, 0, queens, "must_keep_card")
+    assert not any(sorted(a["cards"]) == ["QH", "QS"] for a in _adds(stuck, 0, "Q"))
+    if stuck.rules.ask_go_out == "after_stock_draw_before_discard":
+        # the partner's "no" (finnish asks at any time before the discard): 7D may not go out
+        refused = play(state, (0, ask()), (2, answer(False)))
+        illegal(refused, 0, queens, "must_keep_card")
+
+
 def _two_canastahand(rules):
     rest = rules.hand_size + rules.draw_count - 14
     groups = [KINGS, QUEENS] + ([["JH", "JS", "JD"]] if rest == 3 else [])
@@ -204,8 +262,9 @@ def able(preset: str, players: int | None = None):
 
 @pytest.mark.parametrize("preset,players", PARTNERSHIPS)
 def test_r17_when_to_ask(preset, players):
-    """R17. Only after a stock draw and before any meld (bicycle: also before the draw, but
-    never after a meld or a pile take). The next partner in playing order answers.
+    """R17. After a stock draw and before any meld (finnish: at any time of that turn before the
+    discard; bicycle: also before the draw, but never after a meld or a pile take). The next
+    partner in playing order answers.
 
     "Lupaa saa kysyä vain silloin, kun on vuoronsa aluksi nostanut kortin umpipakasta." (000)
     "Kun canastan lopetus tulee mahdolliseksi, voit kysyä pariltasi ”Saanko lopettaa?” ennen nostoa tai sen jälkeen. Kysy kuitenkin ennen kuin pelaat yhdistelmiin kortteja tai ilmaiset aikovasi nostaa poistopakan." (002)
@@ -214,7 +273,7 @@ def test_r17_when_to_ask(preset, players):
     state, moves, partial = able(preset, players)
     rules = state.rules
     partner = rules.partners(0)[0]
-    if rules.ask_go_out == "before_or_after_draw":
+    if rules.ask_go_out == "before_melds_or_pile_take":
         asked = play(state, (0, ask()))
         assert asked.phase == "answer" and asked.to_act == partner
         back = play(asked, (partner, answer(True)))
@@ -232,7 +291,34 @@ def test_r17_when_to_ask(preset, players):
     illegal(back, 0, ask(), "already_asked")
     illegal(drawn, 0, answer(True), "no_question")
     melded = play(drawn, (0, partial))
-    illegal(melded, 0, ask(), "ask_too_late")
+    if rules.ask_go_out == "after_stock_draw_before_discard":
+        play(melded, (0, ask()))
+        assert {"type": "ask_go_out"} in legal_actions(melded, 0)
+    else:
+        illegal(melded, 0, ask(), "ask_too_late")
+        assert {"type": "ask_go_out"} not in legal_actions(melded, 0)
+
+
+@pytest.mark.parametrize("preset", ONE_CANASTA_4P)
+def test_r17_finnish_asks_until_the_discard(preset):
+    """R17 (finnish). In a turn that began with a stock draw the question may come after melds,
+    at any time before the discard; elsewhere only before any meld. It may not come with one
+    card left: that card leaves only by going out, so a "no" could not be obeyed.
+
+    "Lupaa saa kysyä vain silloin, kun on vuoronsa aluksi nostanut kortin umpipakasta." (000)
+    "Pari saa vastata ”kyllä” tai ”ei”, ja vastaus on sitova, eli peli on lopetettava jos pari antaa luvan ja jatkettava, jos pari kieltää lopettamasta." (000)
+    """
+    state = play(_six_sevens(preset), (0, add("Q", "QS")))  # a meld this turn; QH and 7D left
+    if state.rules.ask_go_out != "after_stock_draw_before_discard":
+        illegal(state, 0, ask(), "ask_too_late")
+        return
+    assert {"type": "ask_go_out"} in legal_actions(state, 0)
+    yes = play(state, (0, ask()), (2, answer(True)))
+    illegal(yes, 0, discard("QH"), "must_go_out")
+    out = play(yes, (0, add("Q", "QH")), (0, add("7", "7D")))
+    assert out.hand_result["reason"] == "went_out"
+    last = play(state, (0, add("Q", "QH")))
+    illegal(last, 0, ask(), "ask_too_late")
 
 
 @pytest.mark.parametrize("preset", ["classic", "finnish", "bicycle", "wiki", "norwegian"])
@@ -241,8 +327,8 @@ def test_r17_no_asking_after_a_pile_take(preset):
 
     "Kysy kuitenkin ennen kuin pelaat yhdistelmiin kortteja tai ilmaiset aikovasi nostaa poistopakan." (002)
     """
-    state = start(preset, hands={0: ["KH", "KS", "AH", "AS", "AD"]}, upcards=["KC"])
-    state = play(state, (0, take("KH", "KS", melds=[["AH", "AS", "AD"]])))
+    state = start(preset, hands={0: ["KH", "KS", "KD", "JK"]}, upcards=["KC"])
+    state = play(state, (0, take("KH", "KS", "KD", "JK")))  # 90 in one meld: opens everywhere
     illegal(state, 0, ask(), "ask_too_late")
 
 
@@ -313,7 +399,6 @@ def test_r17_no_partner_to_ask(preset, players):
 
 # -- R18/R19: going-out bonuses, concealed going out -------------------------------------------------------
 
-ONE_CANASTA_4P = ["classic", "finnish", "bicycle", "wiki"]
 
 
 @pytest.mark.parametrize("preset", ONE_CANASTA_4P)
@@ -371,8 +456,16 @@ def test_r19_concealed_going_out_and_the_minimum(preset, after_draw, after_take)
     if after_draw:
         out = play(state, (0, going), (0, discard("9H")))
         assert row(out, 0)["going_out"] == 200 and row(out, 0)["melds"] == 55
+        # one meld at a time will do: the turn is then bound to end by going out
+        fours = play(state, (0, meld(FOURS)))
+        only = legal_actions(fours, 0)
+        assert fours.minimum_waived and len(only) == 1 and sorted(only[0]["melds"][0]) == ["5C", "5D", "5H", "5S"]
+        illegal(fours, 0, discard("9H"), "must_go_out")
+        out = play(fours, (0, meld(["5H", "5S", "5D", "5C"])), (0, discard("9H")))
+        assert row(out, 0)["going_out"] == 200
     else:
         illegal(state, 0, going, "opening_minimum_not_met")
+        illegal(state, 0, meld(FOURS), "opening_minimum_not_met")
     # the same after taking the pile (the upcard 5C)
     state = start(preset, hands={0: FOURS + ["5H", "5S", "5D", "9H"]}, upcards=["5C"], totals=totals)
     going = take("5H", "5S", "5D", melds=[FOURS])
@@ -381,9 +474,53 @@ def test_r19_concealed_going_out_and_the_minimum(preset, after_draw, after_take)
         assert row(out, 0)["going_out"] == 200
     else:
         illegal(state, 0, going, "opening_minimum_not_met")
-    # an ordinary opening still needs the minimum everywhere
-    state = play(start(preset, hands={0: FOURS + ["5H", "5S", "5D", "9H"]}, stock=["5C"], totals=totals), (0, draw()))
-    illegal(state, 0, meld(FOURS), "opening_minimum_not_met")
+    # a meld below the minimum that cannot lead to going out needs the minimum everywhere
+    state = start(preset, hands={0: FOURS + ["5H", "5S", "8D", "9H"]}, stock=["5C"], totals=totals)
+    illegal(play(state, (0, draw())), 0, meld(FOURS), "opening_minimum_not_met")
+
+
+SIX_FOURS = FOURS[:6]
+
+
+# the hand that goes out with a take of three fives: six fours and a 2 make one canasta; in
+# two-canasta games the fives (eight with the upcard) make the second
+PILE_CONCEALED = {
+    "finnish": SIX_FOURS + ["2C", "5H", "5S", "5D", "9H"],
+    "finnish-2p": SIX_FOURS + ["2C", "5H", "5S", "5D", "5C", "5H", "5S", "5D", "9H"],
+    "bicycle": SIX_FOURS + ["2C", "5H", "5S", "5D", "9H"],
+    "classic": SIX_FOURS + ["2C", "5H", "5S", "5D", "9H"],
+}
+
+
+@pytest.mark.parametrize("preset", list(PILE_CONCEALED))
+def test_r19_concealed_going_out_may_begin_with_a_pile_take(preset):
+    """R19 (finnish, -2p, -3p). The straight going out waives the minimum also in a turn that
+    begins by taking the pile: the take is allowed below the minimum while going out stays
+    possible, and the turn must then end by going out (a discard that does not go out, or a
+    move that makes going out impossible, is refused). bicycle and classic keep the minimum.
+
+    "Suora lopetus on sellainen, jossa pelaaja pöytää kerralla kaikki korttinsa ilman, että kumpikaan parista on pöydännyt mitään. Pelaajan on tällöin pöydättävä lopetukseen vaadittava canasta, mutta avauspöytäyksen minimipistemäärällä ei ole merkitystä." (000)
+    "Poistopakan nostamisen yhteydessä avausraja on täytettävä tavalliseen tapaan ilman canastabonusta." (002)
+    """
+    rules = resolve(preset)
+    cards = PILE_CONCEALED[preset]
+    state = start(preset, hands={0: cards}, upcards=["5C"], totals=[1500] * rules.teams)
+    assert state.minimums[0] == 90
+    take_fives = take("5H", "5S", "5D")  # 20 points
+    if rules.concealed_minimum != "waived":
+        illegal(state, 0, take_fives, "opening_minimum_not_met")
+        return
+    taken = play(state, (0, take_fives))
+    assert taken.minimum_waived and legal_summary(taken, 0)["must_go_out"]
+    illegal(taken, 0, discard("9H"), "must_go_out")
+    illegal(taken, 0, add("5", "2C"), "must_go_out")  # the fours would lack their seventh card
+    plan = legal_summary(taken, 0)["go_out"]
+    assert plan and legal_actions(taken, 0) == plan[:1]
+    out = play(taken, *[(0, m) for m in plan])
+    assert out.hand_result["reason"] == "went_out" and row(out, 0)["going_out"] == 200
+    # a take below the minimum after which going out is impossible stays refused
+    blocked = start(preset, hands={0: [c if c != "2C" else "7D" for c in cards]}, upcards=["5C"], totals=[1500] * rules.teams)
+    illegal(blocked, 0, take_fives, "opening_minimum_not_met")
 
 
 @pytest.mark.parametrize("preset,concealed", [("classic", True), ("bicycle", True), ("wiki", True), ("finnish", False)])
@@ -460,6 +597,57 @@ def test_r18_hidden_canasta(preset):
     state = start(preset, hands={0: KINGS + ["9H"]}, stock=["5D"])
     state = play(state, (0, draw()), (0, meld(KINGS[:6])), (0, add("K", KINGS[6])))
     assert row_now(state, 0)["canasta_bonus"] == 500
+
+
+def _queens_in_the_pile(preset: str, taker_queens: list[str]):
+    """Seat 0 opens; the pile is QH (the upcard), QD (seat 0's discard) and KC; seat 2 takes it
+    with KD KH, so QH and QD come to its hand with the pile."""
+    state, taker = after_opening(
+        preset, upcards=["QH"], opener_discard="QD", taker_cards=["KD", "KH", *taker_queens]
+    )
+    assert [code(k) for k in state.pile] == ["QH", "QD", "KC"]
+    return play(state, (taker, take("KD", "KH"))), taker
+
+
+@pytest.mark.parametrize("preset", ["wiki", "classic"])
+def test_r18_no_hidden_canasta_from_pile_cards(preset):
+    """R18 (wiki). A canasta that needs cards taken with the pile (other than the top card
+    melded in the take) is not hidden. What the table knows came with the pile is public
+    knowledge: a player holding more copies of a kind than came with the pile may have used
+    its own, so laying one copy of it whole still makes a hidden canasta.
+
+    "kanasta on kantelija, joka on koottu pelaajan käsiin ja pelataan kokonaan pöydälle tai joka vaatii vain yläkortin hylkäyspaalusta (hylkäyspaalu poimitaan tavalliseen tapaan)." (003)
+    """
+    extra = 100 if preset == "wiki" else 0
+    # five queens of its own and the two from the pile: the canasta needs a pile card
+    state, taker = _queens_in_the_pile(preset, ["QS", "QS", "QC", "QC", "QH"])
+    assert sorted(code(k) for k in state.known_from_pile[taker]) == ["QD", "QH"]
+    queens = ["QS", "QS", "QC", "QC", "QH", "QH", "QD"]
+    laid = play(state, (taker, meld(queens)))
+    team = state.rules.team_of(taker)
+    assert row_now(laid, team)["canasta_bonus"] == 500
+    # six of its own and a joker; it holds two QH and two QD, one of each from the pile
+    state, taker = _queens_in_the_pile(preset, ["QS", "QS", "QC", "QC", "QH", "QD", "JK"])
+    laid = play(state, (taker, meld(["QS", "QS", "QC", "QC", "QH", "QD", "JK"])))
+    assert row_now(laid, team)["canasta_bonus"] == 300 + extra
+    # showing one QH and one QD leaves nothing the table knows: it cannot tell which copy went
+    assert laid.known_from_pile[taker] == ()
+
+
+def test_r18_what_the_table_knows_came_with_the_pile():
+    """R18. The cards known to be in a hand because they came with the pile: added by a take,
+    lowered (never below zero) when the player melds, adds or discards copies, cleared by the
+    next deal; a norwegian red three that goes to the hand counts too.
+
+    "Når man tar inn sakehaugen skal man ta de kortene som ikke benyttes til å bygge kombinasjoner på hånden." (004)
+    """
+    state = start("norwegian", hands={0: ["KH", "KS", "KD", "JK", "9H", "8S"]}, upcards=["3D", "KC"], stock=["7C"])
+    taken = play(state, (0, take("KH", "KS", "KD", "JK")))
+    assert [code(k) for k in taken.known_from_pile[0]] == ["3D"]
+    laid = play(taken, (0, meld(["3D"])))  # laid with a replacement draw: it is no longer held
+    assert laid.known_from_pile[0] == ()
+    thrown = play(taken, (0, discard("9H")))
+    assert thrown.known_from_pile[0] == taken.known_from_pile[0]
 
 
 def row_now(state, team):

@@ -282,10 +282,37 @@ def test_r9_pile_top_counts_the_rest_does_not(preset):
     state = start(preset, hands={0: ["KC"], 1: ["KH", "KS", "QH", "QS", "QD"]}, upcards=["AC"], stock=["8C"])
     state = play(state, (0, draw()), (0, discard("KC")))
     illegal(state, 1, take("KH", "KS"), "opening_minimum_not_met")
-    after = play(state, (1, take("KH", "KS", melds=[["QH", "QS", "QD"]])))  # 30 + 30
+    with_queens = take("KH", "KS", melds=[["QH", "QS", "QD"]])  # 30 + 30
+    if state.rules.opening_from_pile == "pile_meld_alone":
+        illegal(state, 1, with_queens, "opening_minimum_not_met")
+        return
+    after = play(state, (1, with_queens))
     team = after.rules.team_of(1)
     assert meld_codes(after, team) == {"K": ["KC", "KH", "KS"], "Q": ["QD", "QH", "QS"]}
     assert hand(after, 1) == hand(state, 1) - Counter(["KH", "KS", "QH", "QS", "QD"]) + Counter(["AC"])
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_r9_norwegian_the_pile_meld_opens_alone(preset):
+    """R9 (norwegian). Before opening, the meld made with the pile's top card must reach the
+    minimum by itself; more hand cards, wilds too, may join that meld, but other melds laid
+    with the take do not count. Elsewhere they add up.
+
+    "De to kortene man har på hånden og det øverste kortet i sakehaugen må man legge som en kombinasjon på bordet som bare er mulig om kombinasjonen gir nok poeng til å åpne." (004)
+    "Saat laskea useita ilmoituksia yhteen rajan saavuttamiseksi." (001)
+    """
+    state = start(preset, hands={0: ["KH", "KS", "KD", "JK", "AH", "AS", "AD"]}, upcards=["KC"])
+    alone = state.rules.opening_from_pile == "pile_meld_alone"
+    assert alone == (preset == "norwegian")
+    with_aces = take("KH", "KS", "KD", melds=[["AH", "AS", "AD"]])  # kings 40, aces 60
+    if alone:
+        illegal(state, 0, with_aces, "opening_minimum_not_met")
+        illegal(state, 0, take("KH", "KS", "KD"), "opening_minimum_not_met")
+    else:
+        play(state, (0, with_aces))
+    after = play(state, (0, take("KH", "KS", "KD", "JK")))  # the kings with a joker: 90
+    assert meld_codes(after, 0) == {"K": ["JK", "KC", "KD", "KH", "KS"]}
+    play(state, (0, take("KH", "KS", "KD", "JK", melds=[["AH", "AS", "AD"]])))
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import code, spectator_view
+from engine import RulesError, code, resolve, spectator_view
 from tests.engine.helpers import (
     PRESET_NAMES,
     after_opening,
@@ -79,8 +79,8 @@ def test_r11_wild_discard_freezes_until_taken(preset, wild):
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 def test_r11_norwegian_red_three_discard_locks_a_round(players):
     """R11 (norwegian). After a red three is discarded nobody may take the pile until play
-    comes back to the discarder; then it is an ordinary pile card, laid (not replaced) by
-    whoever takes the pile.
+    comes back to the discarder; then it is an ordinary pile card that goes to the hand of
+    whoever takes the pile (R4).
 
     "Om man saker en rød treer, er sakehaugen sperret i en runde rundt bordet. Dermed kan ingen spillere ta den inn før det har gått en runde frem til den opprinnelige spilleren" (004)
     """
@@ -104,8 +104,7 @@ def test_r11_norwegian_red_three_discard_locks_a_round(players):
     assert state.turn == 0 and state.pile_lock == -1
     r = ranks[players - 2]
     after = play(state, (0, take(r + "H", r + "S")))
-    assert [code(k) for k in after.red_threes[0]] == ["3H"]
-    assert hand(after, 0)["3H"] == 0
+    assert after.red_threes[0] == () and hand(after, 0)["3H"] == 1
 
 
 # -- R12: taking a frozen pile ----------------------------------------------------------------------
@@ -128,8 +127,11 @@ def test_r12_unopened_side_needs_a_natural_pair_and_the_minimum(preset):
     illegal(state, 0, take("KH", "KS"), "opening_minimum_not_met")  # 30 < 50
     after = play(state, (0, take("KH", "KS", "JK")))  # a natural pair plus a wild: 80
     assert sorted(meld_codes(after, 0)["K"]) == ["JK", "KC", "KH", "KS"]
-    after = play(state, (0, take("KH", "KS", melds=[["AH", "AS", "AD"]])))
-    assert after.opened(0)
+    with_aces = take("KH", "KS", melds=[["AH", "AS", "AD"]])
+    if state.rules.opening_from_pile == "pile_meld_alone":  # R9 (norwegian): 30 alone is short
+        illegal(state, 0, with_aces, "opening_minimum_not_met")
+    else:
+        assert play(state, (0, with_aces)).opened(0)
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
@@ -160,7 +162,8 @@ def test_r12_frozen_pile_the_sides_meld_does_not_help(preset):
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 @pytest.mark.parametrize("top", ["JK", "2D", "3C"])
 def test_r13_untakeable_top_card(preset, top):
-    """R13. Never while a wild card or a three is on top.
+    """R13. Never while a wild card or a three is on top (norwegian lays a discarded wild
+    beside the pile: see the next test).
 
     "Et saa koskaan ottaa poistopinoa, kun päällimmäinen kortti on villi kortti, musta kolmonen tai punainen kolmonen." (001)
     "Jos poistopakan päällä on kolmonen, kakkonen tai jokeri, canastan säännöt kieltävät noston kokonaan." (002)
@@ -168,10 +171,73 @@ def test_r13_untakeable_top_card(preset, top):
     """
     state = start(preset, hands={0: ["AH", "AS", "AD", top], 1: ["2H", "JK", "3S", "3C", "5H", "5S"]}, stock=["8C"])
     state = play(state, (0, draw()), (0, meld(["AH", "AS", "AD"])), (0, discard(top)))
+    if top != "3C" and state.rules.discarded_wilds == "beside_pile":
+        assert code(state.pile[-1]) != top and [code(k) for k in state.pile_beside] == [top]
+        return
     illegal(state, 1, take("2H", "JK"), "pile_top_untakeable")
     illegal(state, 1, take("3S", "3C"), "pile_top_untakeable")
     illegal(state, 1, take("5H", "5S"), "pile_top_untakeable")
     play(state, (1, draw()))
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.parametrize("wild", ["JK", "2D"])
+def test_r13_norwegian_wild_beside_the_pile(preset, wild):
+    """R13 (norwegian). A discarded joker or 2 is laid beside the pile, not on it: the card
+    under it stays the top card, and the pile is then taken only with a natural pair of that
+    card; the wild goes with the pile to whoever takes it. Elsewhere the wild is the top card
+    and the pile cannot be taken at all.
+
+    "Om man saker en joker eller en toer, er sakehaugen sperret slik at den som skal ta den inn, må ha to like av det øverste kortet på hånden. Dermed legger man jokeren eller toeren ved siden av sakehaugen, så man kan se at den er delvis sperret." (004)
+    "Jos poistopakan päällä on kolmonen, kakkonen tai jokeri, canastan säännöt kieltävät noston kokonaan." (002)
+    """
+    # the opener discarded 5C; the next seat discards the wild
+    state, taker = after_opening(preset, taker_cards=["5D", "5H", "JK", "QH"], last_discard=wild)
+    team = state.rules.team_of(taker)
+    if state.rules.discarded_wilds != "beside_pile":
+        assert code(state.pile[-1]) == wild
+        illegal(state, taker, take("5D", "5H"), "pile_top_untakeable")
+        return
+    assert code(state.pile[-1]) == "5C" and [code(k) for k in state.pile_beside] == [wild]
+    view = spectator_view(state)["pile"]
+    assert (view["top"], view["beside"], view["frozen_by"]) == ("5C", [wild], wild)
+    assert {"reason": "wild_beside_pile", "card": wild} in view["reasons"]
+    illegal(state, taker, take("5D", "JK"), "pile_frozen")
+    after = play(state, (taker, take("5D", "5H")))
+    assert sorted(meld_codes(after, team)["5"]) == ["5C", "5D", "5H"]
+    assert hand(after, taker)[wild] >= 1 and after.pile == () and after.pile_beside == ()
+    assert after.pile_frozen_by == -1
+
+
+def test_r13_norwegian_wild_beside_an_empty_pile():
+    """R13 (norwegian). A wild discarded when the pile is empty (it was just taken) is laid
+    beside the empty pile: nothing can be taken until the next discard, which becomes the top
+    card; the pile is then taken only with a natural pair of it, the wild going along.
+
+    "Dermed legger man jokeren eller toeren ved siden av sakehaugen, så man kan se at den er delvis sperret." (004)
+    """
+    state, taker = after_opening("norwegian", taker_cards=["KD", "KH", "2C", "QH"], extra={3: ["QC"], 0: ["QD", "QS", "JK"]})
+    assert taker == 2
+    state = play(state, (2, take("KD", "KH")), (2, discard("2C")))
+    assert state.pile == () and [code(k) for k in state.pile_beside] == ["2C"]
+    assert spectator_view(state)["pile"]["top"] is None
+    illegal(state, 3, take("QC"), "pile_empty")
+    state = play(state, (3, draw()), (3, discard("QC")))
+    assert [code(k) for k in state.pile] == ["QC"] and code(state.pile_frozen_by) == "2C"
+    illegal(state, 0, take("QD", "JK"), "pile_frozen")
+    after = play(state, (0, take("QD", "QS")))
+    assert hand(after, 0)["2C"] == 1 and after.pile_beside == ()
+
+
+def test_r13_a_wild_beside_the_pile_needs_the_freeze():
+    """R13/R11. The wild beside the pile is the sign of its freeze: a house rule without the
+    freeze cannot lay it there.
+
+    "Dermed legger man jokeren eller toeren ved siden av sakehaugen, så man kan se at den er delvis sperret." (004)
+    """
+    with pytest.raises(RulesError, match="discarded_wilds"):
+        resolve("norwegian", overrides={"discard_wild_freezes": False})
+    assert resolve("classic", overrides={"discarded_wilds": "beside_pile"}).discarded_wilds == "beside_pile"
 
 
 def _single_card_scenario(preset: str, seat3_takes: bool):
@@ -181,7 +247,7 @@ def _single_card_scenario(preset: str, seat3_takes: bool):
         0: ["KH", "KS", "KD", "KC", "KH", "KS", "KD", "9H", "9S", "9D", "9C"],
         1: ["6C"],
         2: ["5C"],
-        3: ["5H", "5S", "AH", "AS", "AD", "9D"],
+        3: ["5H", "5S", "JK", "9D"],
     }
     state = start(preset, hands=hands, stock=["8H"])
     state = play(
@@ -195,7 +261,7 @@ def _single_card_scenario(preset: str, seat3_takes: bool):
         (2, discard("5C")),
     )
     if seat3_takes:
-        state = play(state, (3, take("5H", "5S", melds=[["AH", "AS", "AD"]])))
+        state = play(state, (3, take("5H", "5S", "JK")))  # 65, enough in one meld everywhere
     else:
         state = play(state, (3, draw()))
     state = play(state, (3, discard("9D")))

@@ -321,7 +321,7 @@ def _goes_out_within(state: State, seat: int, depth: int) -> bool:
 def test_able_to_go_out_is_never_missed(preset, players, seed):
     """R17 needs "able to go out" (asking while unable, a binding yes): whenever the
     enumerated actions go out within three moves, the engine's plan finds a way too."""
-    from engine.going_out import going_out_plan
+    from engine.moves import going_out_plan
 
     def visit(state, seat, actions, chosen, after):
         if state.phase == "play" and state.permission == -1 and sum(state.hands[seat]) <= 5:

@@ -29,3 +29,21 @@ def test_event_names_red_threes_laid_at_the_next_first_turn():
     assert len(after.red_threes[1]) == 1  # seat 1's red three was laid
     event = describe_move(before, after, 0, discard("9C"), None)
     assert "3H" in str(event)
+
+
+def test_states_stored_before_the_pile_fields_still_load():
+    """A state stored by an earlier version has no ``pile_beside``, ``known_from_pile`` or
+    ``minimum_waived``: it loads with them empty, and its rules' former ``ask_go_out`` value is
+    read as what it meant."""
+    from engine import State
+
+    state = play(start("finnish"), (0, draw()))
+    data = state.to_json()
+    for name in ("pile_beside", "known_from_pile", "minimum_waived"):
+        del data[name]
+    data["rules"]["ask_go_out"] = "after_stock_draw"
+    for name in ("pile_red_threes", "opening_from_pile", "discarded_wilds"):
+        del data["rules"][name]
+    old = State.from_json(data)
+    assert old.rules.ask_go_out == "after_stock_draw_before_melds"
+    assert old._replace(rules=state.rules) == state

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import code, legal_actions, resolve
+from engine import code, legal_actions, legal_summary, parse_card, resolve
 from engine.scoring import score_hand
 from tests.engine.helpers import (
     PRESET_NAMES,
@@ -161,6 +161,71 @@ def test_r21_taking_is_optional(preset, case):
     play(state, (taker, taking))
     ended = play(state, (taker, pass_()))
     assert ended.hand_result["reason"] == "stock_exhausted"
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.parametrize("last", ["3S", "JK", "9C"])
+def test_r21_cannot_take_the_hand_ends_by_itself(preset, last):
+    """R21. Stock empty, and the next player cannot take the pile (a black three or a wild on
+    top, or a frozen pile without a natural pair): the hand ends at the discard, with no move
+    of that player, who is named as ending it. No going-out bonus.
+
+    "Jako päättyy, kun pelaaja ei voi ottaa pinoa tai päättää jättää sen ottamatta." (001)
+    "Jako päättyy, kun vuorossa oleva pelaaja ei voi nostaa poistopakkaa tai kieltäytyy nostosta tilanteessa, jossa se on vapaaehtoinen." (002)
+    "Jos umpipakka loppuu, peliä jatketaan ilman sitä, kunnes joku pelaajista lopettaa pelin tai ei vuorollaan nosta avopakkaa." (000)
+    """
+    # the opener's partner holds no nine: a 9C on top is frozen (by the 2C) for it without a pair
+    state, taker = _stock_out(preset, last_discard=last, opener_discard="2C")
+    assert state.hand_result is not None, "the hand goes on although nobody can take the pile"
+    assert state.hand_result["reason"] == "stock_exhausted" and state.hand_result["by"] == taker
+    assert all(r["going_out"] == 0 for r in state.hand_result["scores"])
+    assert state.phase in ("deal", "over") and legal_actions(state, taker) == []  # nothing to pass
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_r21_can_take_is_exact(preset):
+    """R21. Whether a player can take the pile is the judgement of the take itself: an unopened
+    side whose only take melds a joker with the pair (80 points) still plays on, while a side
+    one card short of any take does not.
+
+    "Jako päättyy, kun pelaaja ei voi ottaa pinoa tai päättää jättää sen ottamatta." (001)
+    """
+    hands = {1: ["KH", "KS", "JK", "9D"]}
+    state = start(preset, hands=hands, stock_bottom=["KC"])
+    state = skip_stock(state, 1)
+    state = play(state, (0, draw()), (0, discard("KC")))  # seat 1 (not opened): KH KS JK
+    if state.rules.stock_out == "end":
+        assert state.hand_result["reason"] == "stock_exhausted"
+        return
+    assert state.hand_result is None and state.to_act == 1
+    actions = legal_actions(state, 1)
+    assert pass_() in actions and any(a["type"] == "take_pile" for a in actions)
+    assert legal_summary(state, 1)["may_take_pile"]
+    play(state, (1, take("KH", "KS", "JK")))
+    ended = play(state, (1, pass_()))
+    assert ended.hand_result["reason"] == "stock_exhausted" and ended.hand_result["by"] == 1
+    # without the joker the kings count 30: no take, and the hand ends at seat 0's discard
+    state = start(preset, hands={1: ["KH", "KS", "QC", "9D"]}, stock_bottom=["KC"])
+    state = play(skip_stock(state, 1), (0, draw()), (0, discard("KC")))
+    assert state.hand_result["reason"] == "stock_exhausted" and state.hand_result["by"] == 1
+
+
+def test_r21_a_no_that_leaves_nothing_to_take_ends_the_hand():
+    """R21/R17 (bicycle asks before the draw). On an empty stock the player's one take goes
+    out; the partner answers "no": the pile cannot be taken any more, and the hand ends.
+
+    "Jako päättyy, kun vuorossa oleva pelaaja ei voi nostaa poistopakkaa tai kieltäytyy nostosta tilanteessa, jossa se on vapaaehtoinen." (002)
+    """
+    kings = ["KH", "KS", "KD", "KC", "KH", "KS", "KD"]
+    state = set_table(start("bicycle"), melds={0: [kings]}, hands={0: ["QH", "QS"]})
+    # a made-up position: seat 0 holds QH QS, the pile is QC alone, the stock is gone
+    state = skip_stock(state, 0)._replace(pile=(parse_card("QC"),), pile_frozen_by=-1)
+    assert legal_actions(state, 0) == [take("QS", "QH"), pass_(), {"type": "ask_go_out"}]
+    asked = play(state, (0, {"type": "ask_go_out"}))
+    yes = play(asked, (2, {"type": "answer_go_out", "yes": True}))
+    assert yes.hand_result is None and play(yes, (0, take("QH", "QS"))).hand_result["reason"] == "went_out"
+    no = play(asked, (2, {"type": "answer_go_out", "yes": False}))
+    assert no.hand_result["reason"] == "stock_exhausted" and no.hand_result["by"] == 0
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
@@ -373,7 +438,8 @@ def test_scores_add_up_and_totals_carry():
     assert state.minimums == (50, 120)
     state = play(state, (0, draw()), (0, meld(["AH", "AS", "AD"])))
     state = skip_stock(state, 0)
-    state = play(state, (0, discard("9C")), (1, pass_()))
+    state = play(state, (0, discard("9C")))  # seat 1 cannot take the pile: the hand ends (R21)
+    assert state.hand_result["reason"] == "stock_exhausted"
     for team, before in enumerate((1200, 3100)):
         r = row(state, team)
         _adds_up(r)

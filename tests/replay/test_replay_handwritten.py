@@ -150,3 +150,34 @@ def test_bad_headers_are_invalid(header, code, tmp_path, capsys):
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(f"{path}:1: header: {code}: "), out
+
+
+def _old_form(lines: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int] | None:
+    """The log as an engine before issue 11 wrote it: a hand that ends because the player to
+    move cannot take the pile gets that player's forced ``pass`` before its hand_end line.
+    Returns the lines and the 1-based line of the pass, or None if no hand ended so."""
+    for i, line in enumerate(lines):
+        if line.get("reason") == "stock_exhausted" and lines[i - 1].get("action", {}).get("type") == "discard":
+            pass_line = {"move": lines[i - 1]["move"] + 1, "hand": line["hand_end"], "seat": line["by"],
+                         "action": {"type": "pass"}}
+            later = [dict(x, move=x["move"] + 1) if "move" in x else x for x in lines[i:]]
+            return lines[:i] + [pass_line] + later, i + 1
+    return None
+
+
+@pytest.mark.parametrize("preset", ["classic", "finnish", "bicycle", "wiki-4"])
+def test_a_forced_pass_written_before_issue_11_no_longer_validates(fast_corpus, preset):
+    """docs/changelog.md: a hand that ends because the player to move cannot take the pile
+    ends at the discard before; the old form, with that player's forced pass, is refused at
+    the pass. The new form validates."""
+    for lines in fast_corpus[preset]:
+        old = _old_form(lines)
+        if old is None:
+            continue
+        assert validate_bytes(encode(lines), "new").valid
+        mutated, at = old
+        result = validate_bytes(encode(mutated), "old")
+        first = result.violations[0]
+        assert (first.line, first.code) == (at, "hand_already_ended"), result.describe()
+        return
+    pytest.fail(f"no {preset} game of the corpus ended a hand for want of a pile to take")

@@ -77,10 +77,14 @@ def test_a_bot_cannot_read_another_seats_cards(name: str, preset: str) -> None:
             assert bots.choose(name, state, seat) == bots.choose(name, other, seat)
 
 
-def test_determinize_keeps_what_the_seat_sees() -> None:
-    for n, (state, seat) in enumerate(positions("finnish", 10, seed=3)):
+@pytest.mark.parametrize("preset", ["finnish", "norwegian"])
+def test_determinize_keeps_what_the_seat_sees(preset: str) -> None:
+    for n, (state, seat) in enumerate(positions(preset, 10, seed=3)):
         world = determinize(state, seat, random.Random(n))
         assert world.hands[seat] == state.hands[seat]
+        assert world.pile_beside == state.pile_beside
+        for p, known in enumerate(state.known_from_pile):  # seen coming with the pile: still held
+            assert all(world.hands[p][k] >= known.count(k) for k in known)
         assert [sum(h) for h in world.hands] == [sum(h) for h in state.hands]
         assert world.stock_size == state.stock_size
         assert len(world.pile) == len(state.pile) and world.pile[-1:] == state.pile[-1:]

@@ -23,7 +23,7 @@ from engine.cards import (
     RANK_OF,
     hand_value,
 )
-from engine.going_out import going_out_plan
+from engine.moves import going_out_plan
 from engine.rules import RuleOptions
 from engine.scoring import red_three_score
 from engine.state import Meld, State
@@ -125,7 +125,8 @@ class SeatView:
 
     @property
     def pile_size(self) -> int:
-        return len(self._s.pile)
+        """The cards a taker gets: the pile and any wilds laid beside it (R13)."""
+        return len(self._s.pile) + len(self._s.pile_beside)
 
     @property
     def pile_top(self) -> int:
@@ -201,7 +202,8 @@ def _opponents(rules: RuleOptions, seat: int) -> tuple[int, ...]:
 
 
 def unseen_counts(s: State, seat: int) -> list[int]:
-    """The pack minus what ``seat`` sees: its hand, every meld, laid red threes, the pile top."""
+    """The pack minus what ``seat`` sees: its hand, every meld, laid red threes, the pile top
+    and the wilds beside the pile."""
     rules = s.rules
     left = [rules.decks] * 52 + [2 * rules.decks]  # copies per kind; two jokers a deck
     hand = s.hands[seat]
@@ -217,39 +219,48 @@ def unseen_counts(s: State, seat: int) -> list[int]:
             left[k] -= 1
     if s.pile:
         left[s.pile[-1]] -= 1
+    for k in s.pile_beside:
+        left[k] -= 1
     return [max(n, 0) for n in left]
 
 
 def determinize(s: State, seat: int, rng: random.Random) -> State:
     """A whole state that ``seat`` cannot tell from ``s``: hidden cards dealt again at random.
 
-    Only :func:`unseen_counts` and public sizes are read, never a hidden card. Red threes
+    Only :func:`unseen_counts` and public facts are read, never a hidden card. Red threes
     are not put in the hands of seats that have had their first turn (they would have been
     laid), nor under the pile top unless red threes may be discarded; the card that froze the
-    pile is known to be in it.
+    pile is known to be in it (unless it lies beside it, in view); the cards the table saw
+    another seat take with the pile are in that seat's hand (``known_from_pile``).
     """
     rules = s.rules
     pool_counts = unseen_counts(s, seat)
     frozen = s.pile_frozen_by
     hidden_pile = max(len(s.pile) - 1, 0)
     pile_cards: list[int] = []
-    if frozen >= 0 and hidden_pile and pool_counts[frozen] > 0 and not (s.pile and s.pile[-1] == frozen):
+    in_view = frozen in s.pile_beside or (s.pile and s.pile[-1] == frozen)
+    if frozen >= 0 and hidden_pile and pool_counts[frozen] > 0 and not in_view:
         pool_counts[frozen] -= 1
         pile_cards.append(frozen)
+    others = [p for p in range(rules.players) if p != seat]
+    placed_hand: dict[int, list[int]] = {p: [] for p in others}
+    for p in others:  # what the table saw come with the pile is still there
+        for k in s.known_from_pile[p] if s.known_from_pile else ():
+            if pool_counts[k]:
+                pool_counts[k] -= 1
+                placed_hand[p].append(k)
     reds: list[int] = []
     pool: list[int] = []
     for k, n in enumerate(pool_counts):
         if n:
             (reds if IS_RED_THREE[k] and not rules.red_threes_optional else pool).extend([k] * n)
     rng.shuffle(pool)
-    others = [p for p in range(rules.players) if p != seat]
     sizes = {p: sum(s.hands[p]) for p in others}
     stock_n = s.stock_size
     # red threes go to the stock or to hands that may still hold them
     holders = [p for p in others if not s.first_turn_done[p]] if s.first_turn_done else []
     slots = [("stock", -1)] * stock_n + [("hand", p) for p in holders for _ in range(sizes[p])]
     placed_stock: list[int] = []
-    placed_hand: dict[int, list[int]] = {p: [] for p in others}
     if reds:
         picks = rng.sample(range(len(slots)), min(len(reds), len(slots))) if slots else []
         for k, i in zip(reds, picks, strict=False):

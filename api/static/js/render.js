@@ -1,0 +1,211 @@
+// Pieces of the table shared by the live game and the replay viewer. Everything shown is
+// read from the engine's views (melds with their canasta kind, the pile and why it is
+// frozen, scores): no rule is worked out here.
+
+import { h } from './dom.js';
+import { card, cardsNames, cardsText, rankLabel, rankPlural, sortCards } from './cards.js';
+
+export function cardFace(code, attrs = {}) {
+  const c = card(code);
+  return h('span', { class: ['card', c.red && 'red', c.code === 'JK' && 'joker'], role: 'img', 'aria-label': c.name,
+    title: c.name, ...attrs },
+  h('span', { class: 'rank', 'aria-hidden': 'true' }, c.code === 'JK' ? 'Jkr' : rankLabel(c.rank)),
+  h('span', { class: 'suit', 'aria-hidden': 'true' }, c.symbol));
+}
+
+export function cardRow(codes, label) {
+  return h('span', { class: 'cards', role: 'list', 'aria-label': label },
+    sortCards(codes).map((code) => h('span', { role: 'listitem' }, cardFace(code))));
+}
+
+export function seatName(seats, seat) {
+  const s = seats?.[seat];
+  if (!s) return `seat ${seat}`;
+  const who = s.name ?? (s.bot ? `${s.bot} bot` : 'open seat');
+  return `${who} (seat ${seat})`;
+}
+
+// A seat in a few words: its player's name, or what plays it.
+export function shortName(seats, seat) {
+  const s = seats?.[seat];
+  if (s?.name) return s.name;
+  return s?.bot ? `seat ${seat} (${s.bot} bot)` : `seat ${seat}`;
+}
+
+export function teamName(view, seats, team, mySeat = null) {
+  const members = view.teams?.[team] ?? [];
+  const names = members.map((p) => (p === mySeat ? 'you' : shortName(seats, p)));
+  return members.length > 1 ? `${names.join(' & ')}` : names[0] ?? `team ${team}`;
+}
+
+export function describeAction(action) {
+  switch (action?.type) {
+    case 'draw': return 'draw from the stock';
+    case 'take_pile': {
+      const parts = ['take the pile'];
+      if (action.onto) parts.push(`onto the ${rankPlural(action.onto)}`);
+      if (action.with?.length) parts.push(`with ${cardsText(action.with)}`);
+      if (action.melds?.length) parts.push(`and meld ${action.melds.map(cardsText).join(' + ')}`);
+      return parts.join(' ');
+    }
+    case 'meld': return `meld ${action.melds.map(cardsText).join(' + ')}`;
+    case 'add': return `add ${cardsText(action.cards)} to the ${rankPlural(action.rank)}`;
+    case 'discard': return `discard ${cardsText([action.card])}`;
+    case 'ask_go_out': return 'ask partner: may I go out?';
+    case 'answer_go_out': return action.yes ? 'answer: yes, go out' : 'answer: no, play on';
+    case 'pass': return 'pass (decline the pile)';
+    default: return JSON.stringify(action);
+  }
+}
+
+// One move event (engine.describe_move) as a sentence: "bob (seat 1) discarded 7♥".
+export function describeMove(move, seats, view = null) {
+  const who = seatName(seats, move.seat);
+  const a = move.action ?? {};
+  let what;
+  switch (a.type) {
+    case 'draw':
+      what = `drew ${move.drew === 1 ? 'a card' : `${move.drew ?? ''} cards`}`;
+      if (move.cards?.length) what += ` (${cardsText(move.cards)})`;
+      break;
+    case 'take_pile':
+      what = `took the pile (${move.pile_taken === 1 ? '1 card' : `${move.pile_taken} cards`})`;
+      if (a.onto) what += ` onto the ${rankPlural(a.onto)}`;
+      if (a.with?.length) what += ` with ${cardsText(a.with)}`;
+      if (a.melds?.length) what += ` and melded ${a.melds.map(cardsText).join(' + ')}`;
+      break;
+    case 'meld': what = `melded ${a.melds.map(cardsText).join(' + ')}`; break;
+    case 'add': what = `added ${cardsText(a.cards)} to the ${rankPlural(a.rank)}`; break;
+    case 'discard': what = `discarded ${cardsText([a.card])}`; break;
+    case 'ask_go_out': what = 'asked partner: may I go out?'; break;
+    case 'answer_go_out': what = a.yes ? 'answered: yes, go out' : 'answered: no, play on'; break;
+    case 'pass': what = 'passed'; break;
+    default: what = `played ${JSON.stringify(a)}`;
+  }
+  const extra = [];
+  if (move.red_threes_laid?.length) extra.push(`laid red three${move.red_threes_laid.length > 1 ? 's' : ''} ${cardsText(move.red_threes_laid)}`);
+  if (move.first_turn_red_threes) {
+    extra.push(`${seatName(seats, move.first_turn_red_threes.seat)} laid red threes ${cardsText(move.first_turn_red_threes.cards)}`);
+  }
+  if (move.hand_end) extra.push(`hand ${move.hand_end.hand_end} ended: ${reasonText(move.hand_end, seats)}`);
+  if (move.game_end) extra.push(`the game is over: ${winnerText(move.game_end, view, seats)}`);
+  return `${who} ${what}${extra.length ? `; ${extra.join('; ')}` : ''}.`;
+}
+
+export function reasonText(result, seats = null) {
+  const known = result.by !== null && result.by !== undefined;
+  const by = known ? (seats ? seatName(seats, result.by) : `seat ${result.by}`) : 'a player';
+  switch (result.reason) {
+    case 'went_out': return `${by} went out`;
+    case 'stock_exhausted': return `the stock ran out (last to play: ${by})`;
+    case 'red_three_last': return `the last card of the stock was a red three (drawn by ${by})`;
+    default: return `${String(result.reason).replaceAll('_', ' ')} (${by})`;
+  }
+}
+
+export function winnerText(result, view, seats) {
+  if (result.winner === null || result.winner === undefined) return 'a draw';
+  if (!view?.teams) return `team ${result.winner} wins`;
+  const alone = (view.teams[result.winner]?.length ?? 1) === 1;
+  return `${teamName(view, seats, result.winner)} win${alone ? 's' : ''}`;
+}
+
+const SCORE_COLUMNS = [
+  ['melds', 'Melds'], ['canasta_bonus', 'Canastas'], ['red_threes', 'Red threes'], ['going_out', 'Going out'],
+  ['penalties', 'Penalties'], ['in_hand', 'Left in hand'], ['hand_total', 'Hand'], ['total', 'Total'],
+];
+
+export function scoreTable(result, view, seats, mySeat = null) {
+  return h('table', { class: 'scores' },
+    h('caption', {}, `Hand ${result.hand_end}: ${reasonText(result, seats)}`),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Side'), SCORE_COLUMNS.map(([, label]) => h('th', { scope: 'col' }, label)))),
+    h('tbody', {}, result.scores.map((row) => h('tr', {},
+      h('th', { scope: 'row' }, teamName(view, seats, row.team, mySeat)),
+      SCORE_COLUMNS.map(([key]) => h('td', {}, String(row[key] ?? ''))),
+    ))));
+}
+
+export function pileBlock(view, seats, myTeam = null) {
+  const pile = view.pile ?? {};
+  const lines = [];
+  for (const r of pile.reasons ?? []) {
+    if (r.reason === 'frozen_by_card') lines.push(`frozen by ${card(r.card).name}`);
+    else if (r.reason === 'locked_by_red_three') lines.push(`locked by a red three until ${seatName(seats, r.until_seat)} plays`);
+    else lines.push(String(r.reason).replaceAll('_', ' '));
+  }
+  if (!pile.frozen_by) {
+    for (const team of pile.frozen_for_teams ?? []) {
+      const side = team === myTeam ? 'your side' : teamName(view, seats, team);
+      lines.push(`frozen for ${side} until it has melded`);
+    }
+  }
+  return h('section', { class: 'pile', id: 'pile', 'aria-labelledby': 'pile-title' },
+    h('h3', { id: 'pile-title' }, 'Discard pile'),
+    h('p', { class: 'pile-top' },
+      pile.top ? cardFace(pile.top, { id: 'pile-top' }) : h('span', { class: 'card empty' }, '—'),
+      h('span', { id: 'pile-size' }, plural(pile.size ?? 0, 'card'))),
+    lines.length ? h('ul', { class: 'frozen', id: 'pile-frozen' }, lines.map((l) => h('li', {}, '❄ ', l))) : h('p', { class: 'muted' }, 'not frozen'),
+    h('p', { id: 'stock' }, `Stock: ${plural(view.stock_size, 'card')}`));
+}
+
+// Each side's melds, red threes, opening state and total. ``onMeld(rank)`` makes a meld a
+// target (adding the selected cards to it) when ``addable`` has its rank.
+export function sidesBlock(view, seats, { myTeam = null, mySeat = null, addable = [], onMeld = null } = {}) {
+  const teams = view.teams ?? [];
+  return h('section', { class: 'sides', id: 'sides', 'aria-label': 'Melds on the table' },
+    teams.map((members, team) => {
+      const melds = view.melds?.[team] ?? [];
+      const reds = view.red_threes?.[team] ?? [];
+      const opened = view.opened?.[team];
+      const title = team === myTeam ? `Your side: ${teamName(view, seats, team, mySeat)}` : teamName(view, seats, team, mySeat);
+      return h('article', { class: ['side', team === myTeam && 'mine'], id: `side-${team}`, 'aria-label': title },
+        h('h3', {}, title),
+        h('p', { class: 'side-facts' },
+          h('span', {}, `Total ${view.totals?.[team] ?? 0}`),
+          opened ? h('span', {}, 'opened') : h('span', {}, `not opened · first meld needs ${view.opening_minimums?.[team] ?? '?'}`),
+          view.penalties?.[team] ? h('span', {}, `penalties ${view.penalties[team]}`) : null),
+        reds.length ? h('p', { class: 'reds' }, 'Red threes: ', cardRow(reds, 'red threes')) : null,
+        melds.length
+          ? h('ul', { class: 'melds' }, melds.map((m) => meldItem(m, team, addable, onMeld)))
+          : h('p', { class: 'muted' }, 'No melds yet.'));
+    }));
+}
+
+function meldItem(m, team, addable, onMeld) {
+  const label = `${rankPlural(m.rank)}: ${m.cards.length} cards${m.wilds ? `, ${m.wilds} wild` : ''}${m.canasta ? `, ${m.canasta} canasta` : ''}`;
+  const body = [
+    h('span', { class: 'meld-rank' }, rankLabel(m.rank)),
+    cardRow(m.cards, cardsNames(m.cards)),
+    h('span', { class: 'meld-count' }, `${m.cards.length}`),
+    m.canasta ? h('span', { class: ['badge', m.canasta] }, m.canasta === 'natural' ? '● natural canasta' : '◐ mixed canasta') : null,
+  ];
+  if (onMeld && addable.includes(m.rank)) {
+    return h('li', { class: ['meld', m.canasta && 'canasta'] },
+      h('button', { type: 'button', class: 'meld-target', 'data-focus': `meld-${m.rank}`, 'aria-label': `Add the selected cards to the ${label}`,
+        onclick: () => onMeld(m.rank) }, body));
+  }
+  return h('li', { class: ['meld', m.canasta && 'canasta'], 'aria-label': label }, body);
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export function seatsBlock(view, seats, mySeat = null) {
+  return h('section', { class: 'seats', id: 'seats', 'aria-label': 'Players' },
+    h('ol', {}, (seats ?? []).map((s) => {
+      const acting = view?.to_act === s.seat;
+      return h('li', { class: ['seat', acting && 'acting', s.seat === mySeat && 'me'], 'data-seat': s.seat },
+        acting ? h('span', { class: 'turn-mark', 'aria-label': 'to act' }, '▶ ') : null,
+        h('span', { class: 'seat-name' }, s.seat === mySeat ? `${seatName(seats, s.seat)} — you` : seatName(seats, s.seat)),
+        h('span', { class: 'seat-team' }, ` team ${s.team}`),
+        view ? h('span', { class: 'seat-cards' }, ` · ${plural(view.hand_sizes?.[s.seat] ?? 0, 'card')}`) : null,
+        s.open ? h('span', { class: 'badge' }, ' open') : null);
+    })));
+}
+
+export function resultBlock(result, view, seats) {
+  return h('section', { class: 'result', id: 'game-result', role: 'status' },
+    h('h2', {}, `Game over: ${winnerText(result, view, seats)}`),
+    h('p', {}, 'Final totals: ', (result.totals ?? []).map((t, team) => `${teamName(view, seats, team)} ${t}`).join(' · ')));
+}

@@ -1,0 +1,436 @@
+"""``canasta play``: a game in the terminal, one seat played through the API with the Python
+client (:mod:`api.client`), like any third-party client.
+
+Without ``--api`` it starts the service on this machine first (a private Valkey, the API,
+a bot worker: :mod:`cli.local_service`) and stops it on the way out. The table is drawn
+when it is your turn; the other seats' moves are printed as they happen (the game's event
+stream); the choices offered are the moves the view's ``legal`` summary allows, and a move
+the server refuses shows its reason. Ctrl-D, Ctrl-C or ``quit`` leaves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from api.client import (
+    ApiProblem,
+    Client,
+    Event,
+    GameView,
+    Seat,
+    StaleVersion,
+    Unreachable,
+    tokens_of,
+)
+from cli import play_prompts as prompts
+from cli.play_table import (
+    Cards,
+    describe_action,
+    describe_move,
+    result_block,
+    score_table,
+    seat_name,
+    table,
+    turn_text,
+)
+
+BOTS = ("random", "greedy", "expert")
+OPEN = "open"
+QUIET_SECONDS = 1.0  # with no event for this long, whose turn it is is told
+POLL_SECONDS = 2.0  # and after this much longer, the view is read again (a 304 when unchanged)
+SETTLE_SECONDS = 1.0  # after a move, how long to wait for its event before drawing the table
+
+
+class Leave(Exception):
+    """The player leaves (Ctrl-D, Ctrl-C, ``quit``, or the terminal went away)."""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="canasta play", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", default="finnish", help="the rules (canasta rules lists them; default finnish)")
+    p.add_argument("--players", type=int, help="number of players (default: the preset's, or one more than --bots)")
+    p.add_argument("--bots", help="the other seats, in order: random, greedy, expert or open (a friend joins "
+                                  "it from the link printed); default greedy for each")
+    p.add_argument("--name", default=os.environ.get("USER") or "player", help="your name at the table")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="OPTION=VALUE",
+                   help="a house rule (repeatable), e.g. --set target_score=1000 for a shorter game")
+    p.add_argument("--seed", type=int, help="deal a known deck (a local server allows it; another server only "
+                                            "if started with CANASTA_TEST_SEEDS=1)")
+    p.add_argument("--api", metavar="URL", help="play on this server instead of starting one here")
+    p.add_argument("--redis-url", help="the local server's Redis (default: $REDIS_URL, else a private Valkey)")
+    p.add_argument("--game", help="play your seat of an existing game (with --token; needs --api); write "
+                                  "--game=ID --token=T, as an id or token may start with -")
+    p.add_argument("--token", help="your seat's token in --game")
+    p.add_argument("--ascii", action="store_true", help="suits as letters (automatic where the terminal has no symbols)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    console = Console(highlight=False)
+    cards = Cards(symbols=not args.ascii and console.encoding.lower().startswith("utf"))
+    if (args.game is None) != (args.token is None):
+        console.print("canasta play: --game and --token go together")
+        return 2
+    if args.game and not args.api:
+        console.print("canasta play: --game needs --api (the server the game is on)")
+        return 2
+    try:
+        setup = GameSetup.from_args(args)
+    except ValueError as e:
+        console.print(f"canasta play: {e}")
+        return 2
+    old = {s: signal.signal(s, _leave_on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    service = None
+    try:
+        base = args.api
+        if not base:
+            from cli.local_service import LocalService, ServiceFailed
+
+            console.print("Starting the service here (a private Valkey, the API and a bot worker)…")
+            service = LocalService(redis_url=args.redis_url or os.environ.get("REDIS_URL"),
+                                   test_seeds=args.seed is not None)
+            try:
+                base = service.start()
+            except ServiceFailed as e:
+                console.print(f"canasta play: {e}")
+                return 1
+        with Client(base) as client:
+            try:
+                seat = client.seat(args.game, args.token) if args.game else setup.create(client, console)
+                return PlaySession(console, client, seat, cards, local=service is not None).run()
+            except ApiProblem as e:
+                console.print(f"canasta play: the server refused: {e.detail} ({e.code})")
+                return 1
+            except Unreachable as e:
+                console.print(f"canasta play: {e}")
+                return 1
+    except (Leave, KeyboardInterrupt):
+        return 0
+    finally:
+        if service is not None:
+            console.print("Stopping the local service…")
+            service.stop()
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def _leave_on_signal(signum: int, frame: FrameType | None) -> None:
+    raise Leave
+
+
+class GameSetup:
+    """The game to create: the preset, your seat (always seat 0) and the others."""
+
+    def __init__(self, preset: str, name: str, others: list[str], players: int | None,
+                 rules: dict[str, Any], seed: int | None) -> None:
+        self.preset = preset
+        self.name = name
+        self.others = others
+        self.players = players
+        self.rules = rules
+        self.seed = seed
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> GameSetup:
+        others = [b.strip().lower() for b in args.bots.split(",")] if args.bots else []
+        for b in others:
+            if b not in (*BOTS, OPEN):
+                raise ValueError(f"--bots: {b!r} is not one of {', '.join((*BOTS, OPEN))}")
+        if args.players is not None and others and len(others) != args.players - 1:
+            named = f"{len(others)} seat{'' if len(others) == 1 else 's'}"
+            raise ValueError(f"--bots names {named}; {args.players} players have {args.players - 1} besides you")
+        rules: dict[str, Any] = {}
+        for item in args.overrides:
+            option, sep, value = item.partition("=")
+            if not sep or not option.strip():
+                raise ValueError(f"--set needs OPTION=VALUE, not {item!r}")
+            rules[option.strip()] = _value(value.strip())
+        return cls(args.preset, args.name, others, args.players, rules, args.seed)
+
+    def seats(self, players: int) -> list[dict[str, str] | None]:
+        others = self.others or ["greedy"] * (players - 1)
+        return [{"name": self.name}, *({"bot": b} if b != OPEN else None for b in others)]
+
+    def create(self, client: Client, console: Console) -> Seat:
+        players = self.players or (len(self.others) + 1 if self.others else None)
+        if players is None:
+            players = int(client.rules(self.preset)["default_players"])
+        game = client.create_game(self.preset, self.seats(players), players=players, rules=self.rules or None,
+                                  seed=self.seed)
+        token = tokens_of(game)[0]
+        console.print(f"Game {game['id']} ({game['preset']}, {game['players']} players): you are seat 0.")
+        console.print(f"  the same seat in a browser: {client.table_url(game['id'], seat=0, token=token)}", soft_wrap=True)
+        for s in game["seats"]:
+            if s["open"]:
+                console.print(f"  a friend joins seat {s['seat']} at: {client.table_url(game['id'], join=s['seat'])}",
+                              soft_wrap=True)
+        return client.seat(game["id"], token)
+
+
+def _value(text: str) -> Any:
+    """A house rule's value as JSON where it reads as JSON (numbers, true, null), else text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+class PlaySession:
+    """One seat played at the terminal until the game is over or the player leaves."""
+
+    def __init__(self, console: Console, client: Client, seat: Seat, cards: Cards, *, local: bool = False,
+                 ask: Callable[[str], str] | None = None) -> None:
+        self.console = console
+        self.client = client
+        self.seat = seat
+        self.cards = cards
+        self.local = local
+        self.ask = ask or self._ask
+        self.events: queue.Queue[Event | BaseException] = queue.Queue()
+        self.stream = seat.stream()
+        self.printed = 0  # the version of the last event told
+        self.shown = -1  # the version of the last table drawn
+        self.waiting_told = -1
+        self.stale = False  # an event said the view held is out of date for this seat
+        self.rules: dict[str, Any] | None = None
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def run(self) -> int:
+        game = self.seat.view()
+        self.rules = game.get("rules")
+        self.printed = game["version"]
+        threading.Thread(target=self._listen, name="canasta-events", daemon=True).start()
+        try:
+            self.show_table()
+            while self.game["status"] != "over":
+                if self.seat.my_turn:
+                    self.turn()
+                else:
+                    self.wait()
+            self.tell_events(settle=True)
+            self.finish()
+            return 0
+        except (Leave, KeyboardInterrupt):
+            self.leave()
+            return 0
+        finally:
+            self.stream.close()
+
+    @property
+    def game(self) -> GameView:
+        assert self.seat.last_view is not None
+        return self.seat.last_view
+
+    @property
+    def me(self) -> int | None:
+        return self.game["seat"]
+
+    def _listen(self) -> None:
+        try:
+            for event in self.stream:
+                self.events.put(event)
+        except BaseException as e:  # noqa: BLE001 - handed to the main thread
+            self.events.put(e)
+
+    def _ask(self, prompt: str) -> str:
+        try:
+            return self.console.input(prompt)
+        except (EOFError, KeyboardInterrupt):
+            raise Leave from None
+
+    # -- while the others play ------------------------------------------------------------------
+    def wait(self) -> None:
+        """Tell the events as they come; read the view again when one says it is this
+        seat's turn (or the game's status changed), or after a while without events. Who
+        is awaited is told only when nothing happens for a moment (bots move faster)."""
+        try:
+            item = self.events.get(timeout=QUIET_SECONDS)
+        except queue.Empty:
+            self.refresh()
+            if self.seat.my_turn or self.game["status"] == "over":
+                return
+            if self.waiting_told != self.game["version"]:
+                self.waiting_told = self.game["version"]
+                if self.game["status"] == "waiting":
+                    self.tell_open_seats()
+                else:
+                    self.console.print(Text(turn_text(self.game), style="dim"))
+            try:
+                item = self.events.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                self.refresh()
+                return
+        self.take(item)
+        self.tell_events()
+        if self.stale:
+            self.refresh()
+
+    def refresh(self) -> None:
+        self.stale = False
+        before = self.game["version"]
+        self.seat.view()
+        if self.game["version"] != before and self.seat.my_turn:
+            self.tell_events(settle=True)
+
+    def tell_events(self, *, settle: bool = False, until: int | None = None) -> None:
+        """Tell the events already received; ``settle``: first wait a moment for those up to
+        the view's version (or ``until``), so that they come before the table."""
+        target = until if until is not None else self.game["version"]
+        while True:
+            try:
+                timeout = SETTLE_SECONDS if settle and self.printed < target else 0
+                item = self.events.get(timeout=timeout) if timeout else self.events.get_nowait()
+            except queue.Empty:
+                return
+            self.take(item)
+
+    def take(self, item: Event | BaseException) -> None:
+        if isinstance(item, BaseException):
+            if isinstance(item, ApiProblem | Unreachable):
+                self.console.print(f"(no live updates: {item}; reading the table every {POLL_SECONDS:g} s)")
+                return
+            raise item
+        if item.version <= self.printed:
+            return  # told already (a stream resumed, or the snapshot we started from)
+        self.printed = item.version
+        body = item.body
+        self.stale = self.stale or item.is_snapshot or body.get("to_act") == self.me \
+            or body.get("status") != self.game["status"]
+        if not item.is_snapshot:
+            self.tell(item)
+
+    def tell(self, event: Event) -> None:
+        seats = self.game["seats"]
+        data = event.body.get("data") or {}
+        move = event.move
+        if move is not None:
+            self.console.print(describe_move(move, seats, self.cards, self.me))
+            result = move.get("hand_end")
+            if result and not move.get("game_end") and self.game.get("view"):
+                self.console.print(score_table(result, self.game["view"] or {}, seats, self.me))
+        elif event.type == "joined":
+            self.console.print(f"{data.get('name', 'A player')} took seat {data.get('seat')}.")
+        elif event.type == "bot":
+            self.console.print(f"Seat {data.get('seat')} is now played by a {data.get('bot')} bot.")
+        deal = data.get("deal")
+        if deal:
+            self.console.print(f"Hand {deal['hand']} is dealt by {seat_name(seats, deal['dealer'], self.me)}.")
+
+    def tell_open_seats(self) -> None:
+        self.console.print("Waiting for players. Send a friend the link of an open seat:")
+        for s in self.game["seats"]:
+            if s["open"]:
+                self.console.print(f"  seat {s['seat']}: {self.client.table_url(self.seat.game_id, join=s['seat'])}",
+                                   soft_wrap=True)
+
+    # -- your turn --------------------------------------------------------------------------------
+    def show_table(self) -> None:
+        self.shown = self.game["version"]
+        self.console.print(table(self.game, self.cards, self.rules))
+
+    def turn(self) -> None:
+        self.tell_events(settle=True)
+        if self.shown != self.game["version"]:
+            self.show_table()
+        menu = prompts.choices(self.game, self.cards)
+        self.print_menu(menu)
+        while True:
+            decision = prompts.decide(self.ask("Your move: "), self.game, menu, self.cards)
+            if decision.pick is not None:
+                decision = self.pick(decision.pick)
+            if decision.message:
+                self.console.print(decision.message)
+                continue
+            if decision.command:
+                self.command(decision.command, menu)
+                if decision.command == "table":
+                    return
+                continue
+            if decision.action is not None:
+                self.play(decision.action)
+                return
+
+    def print_menu(self, menu: list[prompts.Choice]) -> None:
+        for c in menu:
+            self.console.print(Text.assemble(("  " + c.key.ljust(3), "bold"), c.label))
+        self.console.print(Text("  h  hint · t  the table again · ?  help · quit", style="dim"))
+
+    def pick(self, choice: prompts.Choice) -> prompts.Decision:
+        for n, option in enumerate(choice.options, 1):
+            label = f"the {option['rank']} meld" if choice.key == "a" else describe_action(option, self.cards)
+            self.console.print(f"  {n:>2}  {label}")
+        typed = f"; or type {choice.typed}" if choice.typed else ""
+        decision = prompts.pick(self.ask(f"Which one? (a number{typed}; Enter: back) "), choice, self.game,
+                                self.cards)
+        if decision.add_rank is not None:
+            hand = list((self.game.get("view") or {}).get("hand") or [])
+            ranks = [o["rank"] for o in choice.options]
+            text = self.ask(f"Which cards do you add to the {decision.add_rank} meld? ")
+            return prompts.add_move(text, ranks, hand, self.cards, rank=decision.add_rank)
+        return decision
+
+    def command(self, name: str, menu: list[prompts.Choice]) -> None:
+        if name == "quit":
+            raise Leave
+        if name == "table":
+            self.shown = -1
+        elif name == "help":
+            self.console.print(prompts.__doc__ or "")
+            for c in menu:
+                if c.typed:
+                    self.console.print(f"  {c.typed}")
+        elif name == "hint":
+            try:
+                hint = self.seat.hint("greedy")
+                self.console.print(f"Hint: a greedy bot would {describe_action(hint['action'], self.cards)}.")
+            except ApiProblem as e:
+                self.console.print(f"No hint: {e.detail} ({e.code})")
+
+    def play(self, action: dict[str, Any]) -> None:
+        try:
+            view = self.seat.move(action)
+        except StaleVersion:
+            self.console.print("The game moved on before your move arrived; here is the table again.")
+            self.seat.view()
+            self.shown = -1
+            return
+        except ApiProblem as e:
+            self.console.print(Text(f"✗ Refused by the server: {e.detail} ({e.code})", style="bold red"))
+            return
+        except Unreachable as e:
+            self.console.print(f"The server did not answer ({e}); choose again: the same move is applied once.")
+            return
+        self.tell_events(settle=True, until=view["version"])
+
+    # -- the end --------------------------------------------------------------------------------------
+    def finish(self) -> None:
+        view = self.game.get("view") or {}
+        if view.get("last_hand"):
+            self.console.print(score_table(view["last_hand"], view, self.game["seats"], self.me))
+        self.console.print(result_block(self.game, self.me))
+
+    def leave(self) -> None:
+        self.console.print(f"\nYou left game {self.seat.game_id}.")
+        if self.local:
+            self.console.print("The local service stops, and the game with it.")
+        else:
+            self.console.print(f"Come back with: canasta play --api {self.client.base_url} --game={self.seat.game_id} "
+                               f"--token={self.seat.token}", soft_wrap=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""``canasta play``'s choices and table, read from real seat views (the engine's), without a
+terminal: only what the legal summary allows is offered, typed cards are read and checked
+against the hand, and the table shows what the view holds."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+import engine
+from cli.play_prompts import BadCards, choices, decide, parse_card, parse_cards, pick
+from cli.play_table import Cards, describe_move, group_hand, score_table, table
+
+CARDS = Cards()
+
+
+def game_at(seed: int, moves: int = 0, preset: str = "finnish") -> tuple[dict[str, Any], engine.State]:
+    """A game dealt from ``seed`` after ``moves`` legal moves, as the seat to act reads it."""
+    rules = engine.resolve(preset)
+    rng = random.Random(seed)
+    deck, salt, _ = engine.shuffle(rules, rng)
+    state = engine.deal(engine.new_game(rules), deck, salt)
+    for _ in range(moves):
+        state = engine.apply(state, state.to_act, engine.legal_actions(state, state.to_act)[0])
+    seat = state.to_act
+    seats = [{"seat": n, "team": rules.team_of(n), "name": "ann" if n == seat else None,
+              "bot": None if n == seat else "greedy", "open": False} for n in range(rules.players)]
+    view = {"id": "g" * 12, "status": "playing", "version": 2 + moves, "preset": preset, "players": rules.players,
+            "seat": seat, "seats": seats, "view": engine.seat_view(state, seat), "rules": rules.to_dict()}
+    return view, state
+
+
+def keys(game: dict[str, Any]) -> list[str]:
+    return [c.key for c in choices(game, CARDS)]
+
+
+def test_only_the_legal_moves_are_offered() -> None:
+    game, _ = game_at(1)
+    legal = game["view"]["legal"]
+    assert game["view"]["phase"] == "draw"
+    offered = keys(game)
+    assert ("d" in offered) == legal["may_draw"] and ("p" in offered) == legal["may_take_pile"]
+    assert not {"x", "m", "a", "o", "y", "n"} & set(offered)
+    drawn, _ = game_at(1, moves=1)
+    assert drawn["view"]["phase"] == "play"
+    offered = keys(drawn)
+    assert "d" not in offered and "x" in offered
+    assert ("m" in offered) == bool(drawn["view"]["legal"]["melds"])
+    discard = next(c for c in choices(drawn, CARDS) if c.key == "x")
+    assert sorted(o["card"] for o in discard.options) == sorted(drawn["view"]["legal"]["discards"])
+    watching = {**drawn, "view": {**drawn["view"], "legal": {**drawn["view"]["legal"], "to_act": False}}}
+    assert choices(watching, CARDS) == []
+
+
+def test_typed_moves_are_read_and_checked_against_the_hand() -> None:
+    game, _ = game_at(3, moves=1)
+    menu = choices(game, CARDS)
+    hand = game["view"]["hand"]
+    assert decide("d", game, menu, CARDS).message.startswith("'d' is not one of your choices now")
+    assert decide("x", game, menu, CARDS).pick.key == "x"
+    card = game["view"]["legal"]["discards"][0]
+    typed = card.replace("T", "10").lower()
+    assert decide(f"x {typed}", game, menu, CARDS).action == {"type": "discard", "card": card}
+    missing = next(f"{r}{s}" for r in "3456789TJQKA" for s in "SHDC" if f"{r}{s}" not in hand)
+    assert decide(f"x {missing}", game, menu, CARDS).message == f"You hold no {CARDS.short(missing)}."
+    assert decide("x zz", game, menu, CARDS).message.startswith("'zz' is not a card")
+    discard = next(c for c in menu if c.key == "x")
+    assert pick("1", discard, game, CARDS).action == discard.options[0]
+    assert pick("99", discard, game, CARDS).message == f"Choose 1 to {len(discard.options)}."
+    assert pick("", discard, game, CARDS).message == "Back to your choices."
+    assert decide("h", game, menu, CARDS).command == "hint"
+    assert decide("quit", game, menu, CARDS).command == "quit"
+
+
+def test_card_names() -> None:
+    assert [parse_card(t) for t in ("7h", "10S", "tc", "K♦", "jk", "Joker", "a♠")] == \
+        ["7H", "TS", "TC", "KD", "JK", "JK", "AS"]
+    assert parse_cards("7h, 7d 7s") == ["7H", "7D", "7S"]
+    with pytest.raises(BadCards):
+        parse_card("1h")
+    assert Cards(symbols=False).plain(["TH", "3S", "JK", "2C"]) == "3S 10H 2C Jkr"
+    assert CARDS.plain(["TH", "3S", "JK", "2C"]) == "3♠ 10♥ 2♣ Jkr"
+    assert group_hand(["KH", "3S", "KD", "JK", "2C", "3H"]) == [("3", ["3S", "3H"]), ("K", ["KH", "KD"]),
+                                                             ("2", ["2C"]), ("JK", ["JK"])]
+
+
+def test_the_table_shows_what_the_view_holds() -> None:
+    game, state = game_at(5, moves=1)
+    console = Console(record=True, width=100, color_system=None)
+    console.print(table(game, CARDS))
+    text = console.export_text()
+    view = game["view"]
+    assert f"Your hand ({len(view['hand'])} cards): " in text
+    assert f"Stock: {view['stock_size']} cards" in text and "Pile: " in text
+    assert "Your side: you & seat" in text and "target 5000" in text
+    assert "Your turn: meld or add if you like, then discard." in text
+    assert f"first meld needs {view['opening_minimums'][view['team']]}" in text
+    ascii_console = Console(record=True, width=100, color_system=None)
+    ascii_console.print(table(game, Cards(symbols=False)))
+    assert not set("♠♥♦♣") & set(ascii_console.export_text())
+    seats = [{"seat": 0, "team": 0, "name": "ann", "bot": None}, {"seat": 1, "team": 1, "name": None, "bot": "greedy"}]
+    move = {"seat": 1, "action": {"type": "draw"}, "drew": 1, "move": 3}
+    assert describe_move(move, seats, CARDS, me=0) == "Greedy bot (seat 1) drew a card."
+    mine = {"seat": 0, "action": {"type": "discard", "card": "7H"}, "move": 4,
+            "hand_end": {"hand_end": 1, "reason": "went_out", "by": 0, "scores": []}}
+    assert describe_move(mine, seats, CARDS, me=0) == "You discarded 7♥; hand 1 is over: you went out."
+    assert describe_move(mine, seats, CARDS, me=1) == "Ann (seat 0) discarded 7♥; hand 1 is over: ann (seat 0) went out."
+    result = {"hand_end": 1, "reason": "went_out", "by": 0,
+              "scores": [{"team": t, "melds": 10 * t, "total": 100 + t} for t in range(2)]}
+    console = Console(record=True, width=100, color_system=None)
+    console.print(score_table(result, view, game["seats"], me=game["seat"]))
+    text = console.export_text()
+    assert "Hand 1: you went out" in text and "101" in text
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--bots", "greedy,smart"], "'smart' is not one of random, greedy, expert, open"),
+    (["--players", "4", "--bots", "greedy"], "--bots names 1 seat; 4 players have 3 besides you"),
+    (["--set", "target_score"], "--set needs OPTION=VALUE"),
+    (["--game=abc"], "--game and --token go together"),
+    (["--game=abc", "--token=xyz"], "--game needs --api"),
+])
+def test_the_command_line_says_what_is_wrong(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.play import main
+
+    assert main(argv) == 2
+    assert says in capsys.readouterr().out
