@@ -716,11 +716,11 @@ def read_log(store: Store, game_id: str) -> list[bytes]:
 
 def hint(store: Store, game_id: str, token: str | None, bot: str, *, settings: Settings | None = None,
          budget: Any = None) -> dict[str, Any]:
-    """The action bot ``bot`` would choose for the token's seat (``worker.bots.choose``).
+    """The action bot ``bot`` would choose for the token's seat (``bots.choose``).
 
     Bounded: an answer is kept in Redis for the game's version, the seat and the bot
     (``hint_cache_seconds``), so asking again costs a read; the expert thinks for
-    ``hint_budget_ms`` of wall clock (``budget``, a ``worker.bots.Budget``, replaces it: a
+    ``hint_budget_ms`` of wall clock (``budget``, a ``bots.Budget``, replaces it: a
     rollout cap makes the expert repeatable, which tests need). The HTTP layer limits hints
     per token (``rate_limit_hints_per_token``). The bots see only the seat's view.
     """
@@ -742,7 +742,7 @@ def hint(store: Store, game_id: str, token: str | None, bot: str, *, settings: S
         if cached is not None:
             return orjson.loads(cached)
     try:
-        from worker.bots import Budget, choose  # type: ignore[import-not-found]
+        from bots import Budget, choose  # type: ignore[import-not-found]
     except ImportError:
         raise ApiError(501, "hints_unavailable", "Bots are not installed on this server.") from None
     action = choose(bot, game.state, seat, budget=budget if budget is not None else Budget(ms=settings.hint_budget_ms))

@@ -7,7 +7,7 @@ import importlib
 import sys
 
 BENCHES = {
-    "engine": ("engine.bench", "main", "engine actions/s: replaying recorded games, and random self-play"),
+    "engine": ("bots.bench_engine", "main", "engine actions/s: replaying recorded games, and random self-play"),
     "replay": ("replay.bench", "main", "log validation moves/s, and a corpus with --jobs 2"),
     "api": ("api.bench", "main", "API moves/s and latency against /healthz in the same run"),
     "hints": ("api.bench_hints", "main", "hints/s (new positions, asked again, one token) against /healthz"),

@@ -70,7 +70,7 @@ def simulate_main(argv: list[str]) -> int:
         return 2
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-    from engine.simulate import play_game
+    from bots.simulate import play_game
 
     hands = actions = 0
     reasons: collections.Counter[str] = collections.Counter()

@@ -38,8 +38,8 @@ CONFIGS = [("classic", None), ("finnish", None), ("finnish-2p", None), ("finnish
 
 def simulate_one(n: int) -> bytes:
     """Game ``n`` of the benchmark corpus, as log bytes (deterministic)."""
+    from bots.simulate import play_game
     from cli.engine_cmds import random_policy
-    from engine.simulate import play_game
 
     preset, players = CONFIGS[n % len(CONFIGS)]
     rules = engine.resolve(preset, players)

@@ -1,8 +1,7 @@
-"""Bots and the bot worker.
+"""The bot worker: RQ jobs that play bot seats through the API's own move path.
 
-``worker.bots`` chooses actions (random, greedy, expert); ``worker.jobs`` is the RQ job
-that plays a run of bot turns through the API's own move path and the function the API
-calls to enqueue it; ``worker.sweeper`` re-enqueues games that a dead worker left waiting;
-``worker.cli`` is ``canasta worker``; ``worker.tournament`` and ``worker.bench`` measure
-the bots.
+``worker.jobs`` is the RQ job that plays a run of bot turns and the function the API calls
+to enqueue it; ``worker.sweeper`` re-enqueues games that a dead worker left waiting;
+``worker.cli`` is ``canasta worker``; ``worker.bench`` measures bot-turn latency. The bots
+themselves (pure policies over the engine) are the top-level package ``bots``.
 """

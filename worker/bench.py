@@ -1,6 +1,6 @@
 """``canasta bench bots``: bot strength, and bot-turn latency and throughput through Redis and RQ.
 
-``strength``: in-process tournaments (``worker.tournament``), >= 400 games per pairing by
+``strength``: in-process tournaments (``bots.tournament``), >= 400 games per pairing by
 default: greedy vs random and expert vs greedy in ``finnish`` (four players) and
 ``finnish-2p``. Goals: greedy >= 95% over random, expert >= 60% over greedy.
 
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from api import procstat
-from worker.stats import percentile
+from bots.stats import percentile
 
 PAIRINGS = [
     ("greedy", "random", "finnish"),
@@ -54,9 +54,8 @@ GOALS = {"random": 0.95, "greedy": 0.60}
 
 # -- strength ---------------------------------------------------------------------------
 def strength(args: argparse.Namespace) -> int:
+    from bots import Budget, tournament
     from engine.rules import resolve
-    from worker import tournament
-    from worker.bots import Budget
 
     wanted = [p for p in PAIRINGS if not args.pairings or f"{p[0]}-{p[1]}-{p[2]}" in args.pairings.split(",")]
     print(f"bot strength: {args.games} games per pairing, seed {args.seed}, target {args.target}, "
@@ -124,9 +123,9 @@ RESCUE_SECONDS = 10.0  # a wait for the bots longer than this re-reads the game 
 def _human_turn(t: Tracker, store: Any, settings: Any, res: Results) -> None:
     """Play the human's actions while the human is to act (a turn is several: draw, meld,
     discard), from the game its own last move committed; then wait for the events."""
+    import bots
     from api import service
     from api.errors import ApiError
-    from worker import bots
 
     moves = loads = 0
     for _ in range(64):

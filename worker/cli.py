@@ -52,8 +52,8 @@ def parser() -> argparse.ArgumentParser:
 def _preload() -> None:
     """Import and build everything a job needs before the first job (no first-job stall)."""
     import api.service  # noqa: F401
+    import bots
     import worker.runner  # noqa: F401
-    from worker import bots
 
     for name in bots.NAMES:
         bots.get(name)

@@ -13,12 +13,12 @@ import random
 import time
 from typing import Any
 
+import bots
 from api.config import Settings
 from api.errors import ApiError
 from api.keys import Keys as ApiKeys
 from api.service import Game, apply_move, game_from_record
 from api.store import Store
-from worker import bots
 from worker.config import Keys, WorkerConfig
 from worker.jobs import (
     DISCARD,

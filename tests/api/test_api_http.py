@@ -356,7 +356,7 @@ def test_hint(client: FlaskClient) -> None:
     assert_problem(client.get(f"/games/{t.id}/hint", headers=auth(t.tokens[1])), 403, "not_your_turn")
     r = client.get(f"/games/{t.id}/hint?bot=random", headers=auth(t.tokens[0]))
     try:
-        from worker.bots import choose  # noqa: F401
+        from bots import choose  # noqa: F401
     except ImportError:
         assert_problem(r, 501, "hints_unavailable")
     else:  # pragma: no cover - once the bots exist

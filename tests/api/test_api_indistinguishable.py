@@ -38,9 +38,9 @@ from api import service
 from api.config import Settings
 from api.errors import ApiError
 from api.store import Store
+from bots import NAMES as BOTS
+from bots import Budget
 from engine.cards import CODES, IS_RED_THREE, IS_WILD, RANK_OF, THREE
-from worker.bots import NAMES as BOTS
-from worker.bots import Budget
 
 SALT = "5" * 32  # both decks of an example are committed with this salt
 HINT_BUDGET = Budget(ms=60_000, rollouts=8)  # a cap, not the clock: the expert is repeatable

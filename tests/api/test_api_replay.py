@@ -11,8 +11,8 @@ from flask.testing import FlaskClient
 import engine
 from api import create_app
 from api.config import Settings
+from bots.simulate import play_game
 from cli.engine_cmds import random_policy
-from engine.simulate import play_game
 from replay.log import encode_log
 
 NDJSON = "application/x-ndjson"

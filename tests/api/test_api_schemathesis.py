@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 import engine
 from api import create_app
 from api.keys import GAME_ID_RE
+from bots.simulate import play_game
 from cli.engine_cmds import random_policy
-from engine.simulate import play_game
 from replay.log import encode_log
 from tests.conftest_redis import delete_test_keys, redis_url_for_tests
 

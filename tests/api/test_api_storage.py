@@ -10,12 +10,12 @@ import pytest
 from api_helpers import Table, auth, four_humans, replay_log
 from flask.testing import FlaskClient
 
+import bots
 import engine
 from api import logcodec, service
 from api.config import Settings
 from api.store import Store
 from replay.export import fetch_redis
-from worker import bots
 
 
 def _play(store: Store, settings: Settings, game_id: str, moves: int, seed: int = 1) -> int:

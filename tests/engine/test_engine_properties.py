@@ -20,10 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bots.simulate import play_game
 from cli.engine_cmds import random_policy
 from engine import IllegalMove, State, apply, deal, legal_actions, new_game, resolve, shuffle
 from engine.cards import CODES
-from engine.simulate import play_game
 from tests.engine.helpers import all_cards, hand, pack_counter
 
 CONFIGS = [

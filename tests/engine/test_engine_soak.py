@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from bots.simulate import play_game
 from cli.engine_cmds import random_policy
 from engine import resolve
-from engine.simulate import play_game
 
 SOAK = [
     ("classic", 4), ("finnish", 4), ("finnish-2p", 2), ("finnish-3p", 3), ("bicycle", 4),

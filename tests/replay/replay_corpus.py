@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import engine
+from bots.simulate import play_game
 from cli.engine_cmds import random_policy
 from engine.cards import CODES, IS_BLACK_THREE, IS_RED_THREE, IS_WILD, RANK_OF, WILDS, parse_card
-from engine.simulate import play_game
 from replay.log import encode_log
 from replay.validate import rules_from_header
 

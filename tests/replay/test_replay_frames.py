@@ -9,9 +9,9 @@ import orjson
 import pytest
 
 import engine
+from bots.simulate import play_game
 from cli.engine_cmds import random_policy
 from engine.cards import CODES, hand_codes
-from engine.simulate import play_game
 from replay.frames import BadLog, frames_of
 from replay.log import encode_log
 

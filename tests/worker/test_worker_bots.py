@@ -7,15 +7,15 @@ import random
 
 import pytest
 
+import bots
 import engine
+from bots import Budget, tournament
+from bots.simulate import play_game
+from bots.stats import wilson
+from bots.view import determinize, unseen_counts
 from engine.cards import IS_RED_THREE, KINDS
 from engine.rules import resolve
-from engine.simulate import play_game
 from engine.state import State
-from worker import bots, tournament
-from worker.bots import Budget
-from worker.bots.view import determinize, unseen_counts
-from worker.stats import wilson
 
 
 def positions(preset: str, count: int, seed: int) -> list[tuple[State, int]]:
@@ -143,7 +143,7 @@ def test_wilson_interval() -> None:
 
 
 def test_evaluation_is_exact_at_a_hand_end_and_symmetric_otherwise() -> None:
-    from worker.bots.evaluation import NAMES, evaluate, features
+    from bots.evaluation import NAMES, evaluate, features
 
     rules = resolve("finnish-2p", overrides={"target_score": 300})
     record = play_game(rules, random.Random(1), bots.policy("greedy", random.Random(1)))

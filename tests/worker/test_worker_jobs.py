@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from rq.job import Job
 
+import bots
 from api import service
 from api.config import Settings
 from api.store import Store
 from tests.worker.conftest import event_versions, move_events, new_game, run_worker
-from worker import bots
 from worker.config import Keys, WorkerConfig
 from worker.jobs import enqueue_bot_turn, ensure_job, job_id, queue
 from worker.runner import BotRun

@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bots import NAMES, Budget, policy
+from bots.simulate import play_game
+from bots.stats import wilson
 from engine.rules import RuleOptions, RulesError, resolve
-from engine.simulate import play_game
-from worker.bots import NAMES, Budget, policy
-from worker.stats import wilson
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _play_star(args: tuple[Match, int]) -> GameResult:
 
 def run(match: Match, games: int, jobs: int = 1, progress: Any = None) -> list[GameResult]:
     """Play ``games`` games, in ``jobs`` processes; results in game order."""
-    from worker import bots
+    import bots
 
     for name in (match.a, match.b):
         bots.get(name)  # import every bot before forking: the processes share one version of the code
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     except RulesError as e:
         print(f"canasta tournament: {e}", file=sys.stderr)
         return 2
-    from worker.bots import DEFAULT_BUDGET_MS
+    from bots import DEFAULT_BUDGET_MS
 
     budget = Budget(ms=args.budget_ms if args.budget_ms is not None else DEFAULT_BUDGET_MS, rollouts=args.rollouts)
     match = Match(rules, names[0], names[1], args.seed, budget)

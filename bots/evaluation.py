@@ -4,7 +4,7 @@ The expert stops its rollouts after a turn or two and needs to know what the pos
 worth. Hand-set weights got the sign of cards in hand wrong (early cards are a liability
 too, when one canasta ends a hand), so the weights are fit instead: least squares of the
 final hand-score difference on these features, over positions of greedy self-play (the
-same policy the rollouts play). ``python -m worker.bots.evaluation finnish 150`` refits them
+same policy the rollouts play). ``python -m bots.evaluation finnish 150`` refits them
 (R^2 on held-out positions: ~0.48 for four players, ~0.27 for two, whose hands are longer).
 """
 
@@ -14,10 +14,10 @@ import random
 import sys
 from typing import Any
 
+from bots.greedy import table_points
+from bots.view import SeatView
 from engine.cards import IS_WILD, KINDS, RANK_OF, hand_value
 from engine.state import State
-from worker.bots.greedy import table_points
-from worker.bots.view import SeatView
 
 NAMES = ("table", "meld4", "meld5", "meld6", "cards_early", "cards_late", "value_late", "value_early",
          "wilds", "pairs", "can_go_out", "opened")
@@ -85,9 +85,9 @@ def evaluate(s: State, team: int) -> float:
 # -- fitting (offline) -------------------------------------------------------------------
 def samples(preset: str, game: int, rate: float = 0.08) -> list[tuple[list[float], float]]:
     """Positions of one greedy self-play game with the final hand-score difference of the mover's team."""
+    from bots import policy
+    from bots.simulate import play_game
     from engine.rules import resolve
-    from engine.simulate import play_game
-    from worker.bots import policy
 
     rules = resolve(preset)
     rng = random.Random(game)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from bots.odds import take_chance
+from bots.view import SeatView, rank_counts, wild_count
 from engine.cards import (
     IS_BLACK_THREE,
     IS_RED_THREE,
@@ -21,8 +23,6 @@ from engine.cards import (
     parse_card,
     parse_rank,
 )
-from worker.bots.odds import take_chance
-from worker.bots.view import SeatView, rank_counts, wild_count
 
 Action = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """What one seat may see, and sampled worlds consistent with it.
 
-Bots never receive a :class:`engine.State`. :func:`worker.bots.choose` wraps the state in a
+Bots never receive a :class:`engine.State`. :func:`bots.choose` wraps the state in a
 :class:`SeatView` that exposes only what ``seat_view`` shows a player: its own hand, every
 meld and red three, the pile's top, size and freeze, hand sizes, stock size, scores and the
 turn flags. A search bot that needs whole states builds them with :func:`determinize`, which

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from worker.bots.view import SeatView
+from bots.view import SeatView
 
 Action = dict[str, Any]
 

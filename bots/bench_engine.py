@@ -15,10 +15,10 @@ import platform
 import random
 import time
 
+from bots.simulate import play_game
 from engine.deal import deal, new_game
 from engine.moves import apply
 from engine.rules import resolve
-from engine.simulate import play_game
 
 PRESETS = ["classic", "finnish", "finnish-2p", "finnish-3p", "bicycle", "wiki", "norwegian"]
 

@@ -2,7 +2,7 @@
 
 The one entry point for the worker, the API's hint endpoint and tournaments. It asks the
 engine for the seat's legal actions (the rulebook is public), wraps the state in a
-:class:`~worker.bots.view.SeatView` (the seat's own view) and hands only those two to the
+:class:`~bots.view.SeatView` (the seat's own view) and hands only those two to the
 bot, so what a bot chooses depends on nothing another seat hides.
 
 Bots: ``random`` (uniform over action types, then over actions), ``greedy`` (rules of thumb)
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import engine
+from bots.view import SeatView
 from engine.state import State
-from worker.bots.view import SeatView
 
 Action = dict[str, Any]
 
@@ -53,9 +53,9 @@ class Bot(Protocol):
 
 
 def _registry() -> dict[str, Bot]:
-    from worker.bots.expert import Expert
-    from worker.bots.greedy import Greedy
-    from worker.bots.random_bot import RandomBot
+    from bots.expert import Expert
+    from bots.greedy import Greedy
+    from bots.random_bot import RandomBot
 
     return {"random": RandomBot(), "greedy": Greedy(), "expert": Expert()}
 
@@ -103,7 +103,7 @@ def choose_from(name: str, state: State, seat: int, actions: list[Action],
 
 def policy(name: str, rng: random.Random, budget: Budget | float | int | None = None
            ) -> Callable[[State, int, list[Action]], Action]:
-    """An ``engine.simulate`` policy ``f(state, seat, actions)`` playing bot ``name``."""
+    """An ``bots.simulate`` policy ``f(state, seat, actions)`` playing bot ``name``."""
     bot = get(name)
     b = Budget.of(budget)
 

@@ -6,12 +6,12 @@ For each decision that is not forced:
    going out, every draw-phase and answer option (pruning keeps the budget for the moves
    that differ);
 2. worlds: the hidden cards are dealt again at random, consistent with what the seat sees
-   (:func:`~worker.bots.view.determinize`); every candidate is tried in the same worlds
+   (:func:`~bots.view.determinize`); every candidate is tried in the same worlds
    (common random numbers: the comparison is not drowned by the luck of the sample);
 3. rollout: from the candidate, every seat plays greedy on the sampled world until the
    next opponent's turn is over (or the hand ends);
 4. score: the hand-score difference if the hand ended, else a linear estimate of it fit on
-   greedy self-play (:mod:`worker.bots.evaluation`).
+   greedy self-play (:mod:`bots.evaluation`).
 
 Why a short horizon: a greedy step costs ~0.3 ms, a hand ~150 steps; in a 50-100 ms budget
 only a short look-ahead gives enough worlds per candidate for the mean to mean something.
@@ -23,14 +23,14 @@ import random
 import time
 from typing import Any
 
+from bots.evaluation import evaluate
+from bots.greedy import Greedy
+from bots.view import SeatView, determinize
 from engine.cards import parse_card
 from engine.errors import IllegalMove
 from engine.legal import legal_actions
 from engine.moves import apply
 from engine.state import State
-from worker.bots.evaluation import evaluate
-from worker.bots.greedy import Greedy
-from worker.bots.view import SeatView, determinize
 
 Action = dict[str, Any]
 
@@ -48,7 +48,7 @@ class Expert:
         self.horizon = horizon  # turn changes a rollout plays through (2: to the next seat's turn end)
 
     def choose(self, v: SeatView, actions: list[Action], rng: random.Random, budget: Any = None) -> Action:
-        from worker.bots import Budget
+        from bots import Budget
 
         b = Budget.of(budget)
         default = self.greedy.choose(v, actions, rng)
