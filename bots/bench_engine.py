@@ -15,22 +15,13 @@ import platform
 import random
 import time
 
+from bots.random_bot import random_policy
 from bots.simulate import play_game
 from engine.deal import deal, new_game
 from engine.moves import apply
 from engine.rules import resolve
 
 PRESETS = ["classic", "finnish", "finnish-2p", "finnish-3p", "bicycle", "wiki", "norwegian"]
-
-
-def _random_policy(rng: random.Random):
-    def choose(state, seat, actions):
-        by_type: dict[str, list] = {}
-        for a in actions:
-            by_type.setdefault(a["type"], []).append(a)
-        return rng.choice(by_type[rng.choice(sorted(by_type))])
-
-    return choose
 
 
 def _baseline(seconds: float = 0.3) -> float:
@@ -46,7 +37,7 @@ def _baseline(seconds: float = 0.3) -> float:
 def bench_preset(preset: str, games: int, seed: int) -> tuple[float, float, int]:
     rules = resolve(preset, overrides={"target_score": 2000})
     started = time.process_time()
-    records = [play_game(rules, random.Random(seed + g), _random_policy(random.Random(seed + g))) for g in range(games)]
+    records = [play_game(rules, random.Random(seed + g), random_policy(random.Random(seed + g))) for g in range(games)]
     selfplay_time = time.process_time() - started
     actions = sum(len(r.moves) for r in records)
     started = time.process_time()

@@ -196,11 +196,8 @@ class Greedy:
         assert meld is not None
         wilds = sum(1 for k in cards if IS_WILD[k])
         nat = len(cards) - wilds
-        size = len(meld.cards) + len(cards)
-        naturals = meld.naturals + nat
-        completes = (not meld.is_canasta(rules) and size >= rules.canasta_size
-                     and naturals >= rules.canasta_min_naturals)
-        if completes:
+        grown = meld._replace(cards=meld.cards + tuple(cards), wilds=meld.wilds + wilds)  # the engine's canasta test
+        if grown.is_canasta(rules) and not meld.is_canasta(rules):
             return 45.0 + nat
         if wilds:
             if late:

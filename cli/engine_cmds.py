@@ -11,7 +11,10 @@ import time
 from pathlib import Path
 
 import engine
+from bots.random_bot import random_policy
 from engine.rules import RulesError
+
+__all__ = ["random_policy", "rules_main", "simulate_main"]  # random_policy: the tests' corpora import it here
 
 
 def rules_main(argv: list[str]) -> int:
@@ -39,18 +42,6 @@ def rules_main(argv: list[str]) -> int:
         return 2
     print(json.dumps(options.to_dict(), indent=2))
     return 0
-
-
-def random_policy(rng: random.Random):
-    """Uniform over action types, then over actions of that type: random, but it melds."""
-
-    def choose(state: engine.State, seat: int, actions: list[dict]) -> dict:
-        by_type: dict[str, list[dict]] = collections.defaultdict(list)
-        for a in actions:
-            by_type[a["type"]].append(a)
-        return rng.choice(by_type[rng.choice(sorted(by_type))])
-
-    return choose
 
 
 def simulate_main(argv: list[str]) -> int:
