@@ -8,7 +8,7 @@ import sys
 
 BENCHES = {
     "engine": ("bots.bench_engine", "main", "engine actions/s: replaying recorded games, and random self-play"),
-    "replay": ("replay.bench", "main", "log validation moves/s, and a corpus with --jobs 2"),
+    "replay": ("cli.bench_replay", "main", "log validation moves/s, and a corpus with --jobs 2"),
     "api": ("api.bench", "main", "API moves/s and latency against /healthz in the same run"),
     "hints": ("api.bench_hints", "main", "hints/s (new positions, asked again, one token) against /healthz"),
     "bots": ("worker.bench", "main", "bot strength and bot-turn latency"),

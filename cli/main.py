@@ -13,7 +13,7 @@ import sys
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "rules": ("cli.engine_cmds", "rules_main", "list the presets, or print one preset's resolved options"),
     "simulate": ("cli.engine_cmds", "simulate_main", "play whole games with random legal actions"),
-    "replay": ("replay.cli", "main", "validate, show and export game logs"),
+    "replay": ("cli.replay_export", "main", "validate, show and export game logs"),
     "play": ("cli.play", "main", "play a game in the terminal (starts a local server unless given --api)"),
     "serve": ("api.serve", "main", "run the API (gunicorn), a bot worker and, without REDIS_URL, an embedded Valkey"),
     "worker": ("worker.cli", "main", "run an RQ worker that plays bot seats"),

@@ -1,4 +1,5 @@
-"""`canasta replay validate|show|export`: the game log tool from the command line.
+"""`canasta replay validate|show`: the game log tool from the command line (``export``,
+which fetches a log from the service, is added by the layer above: ``cli.replay_export``).
 
 Exit codes (validate): 0 every file valid (an unfinished game is valid), 1 a file is
 invalid, 2 a file cannot be read (that wins over invalid). A bad file never stops the run:
@@ -12,18 +13,20 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import orjson
 
 from replay.validate import INVALID, OK, UNREADABLE
 
 PROGRESS_MIN_FILES = 20
+AddCommand = Callable[[Any], None]  # adds a subcommand to argparse's subparsers, with its ``func``
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+def main(argv: list[str] | None = None, *, more_commands: Sequence[AddCommand] = ()) -> int:
+    """``more_commands``: functions that add subcommands (each sets ``func``)."""
+    args = _parser(more_commands).parse_args(sys.argv[1:] if argv is None else argv)
     for stream in (sys.stdout, sys.stderr):  # a stray character must not cost a traceback
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
@@ -38,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(more_commands: Sequence[AddCommand] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="canasta replay", description="Validate, show and export game logs (canasta-log/1).")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -61,14 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seat", type=int, metavar="S", help="only this seat's hand and what it sees")
     s.set_defaults(func=_show)
 
-    e = sub.add_parser("export", help="fetch a finished game's log from the service",
-                       description="Write a finished game's log, read from the API or from Redis.")
-    e.add_argument("game_id", metavar="GAME_ID")
-    src = e.add_mutually_exclusive_group()
-    src.add_argument("--redis-url", metavar="URL", help="read the log list from Redis (key prefix: $CANASTA_KEY_PREFIX)")
-    src.add_argument("--api", metavar="URL", help="GET URL/games/GAME_ID/log")
-    e.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default: standard output)")
-    e.set_defaults(func=_export)
+    for add in more_commands:
+        add(sub)
     return parser
 
 
@@ -173,33 +170,3 @@ def _show(args: argparse.Namespace) -> int:
         return 2
     print(render(rep.state, log.header, rep.state.moves, args.seat))
     return status
-
-
-# -- export ----------------------------------------------------------------------------------
-
-
-def _export(args: argparse.Namespace) -> int:
-    from replay.export import ExportError, export, write_atomically
-
-    api_url = args.api
-    redis_url = args.redis_url
-    if not api_url and not redis_url:
-        api_url = os.environ.get("CANASTA_API_URL")
-        redis_url = None if api_url else os.environ.get("REDIS_URL")
-    try:
-        data = export(args.game_id, redis_url=redis_url, api_url=api_url)
-    except ExportError as e:
-        print(f"canasta replay export: {e}", file=sys.stderr)
-        return 1
-    if args.output:
-        try:
-            write_atomically(args.output, data)
-        except OSError as e:
-            print(f"canasta replay export: {args.output}: {e.strerror or e}", file=sys.stderr)
-            return 1
-        lines = data.count(b"\n")
-        print(f"{args.output}: {lines} lines", file=sys.stderr)
-    else:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-    return 0

@@ -15,7 +15,7 @@ import engine
 from api import logcodec, service
 from api.config import Settings
 from api.store import Store
-from replay.export import fetch_redis
+from cli.replay_export import fetch_redis
 
 
 def _play(store: Store, settings: Settings, game_id: str, moves: int, seed: int = 1) -> int:

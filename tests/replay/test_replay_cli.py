@@ -180,13 +180,3 @@ def test_file_names_that_are_not_utf8(tmp_path, capsys, sample_logs):
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("g\\xe4me.jsonl: ok")
     assert json.loads(out[2])["file"].endswith("g\\xe4me.jsonl")
-
-
-def test_bench_runs_small(capsys, tmp_path):
-    from replay import bench
-
-    assert bench.main(["--games", "4", "--unique", "2", "--sample", "2", "--repeat", "1", "--jobs", "2",
-                       "--corpus", str(tmp_path / "corpus")]) == 0
-    out = capsys.readouterr().out
-    assert "validate, one core" in out and "corpus 4 files, --jobs 2" in out
-    assert "4 files: 4 valid, 0 invalid, 0 unreadable (exit 0)" in out

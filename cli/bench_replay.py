@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 
 import engine
+from bots.random_bot import random_policy
+from bots.simulate import play_game
 from replay.log import encode_log
 from replay.reader import DEAL, MOVE, parse_bytes
 from replay.validate import rules_from_header, validate_bytes
@@ -38,9 +40,6 @@ CONFIGS = [("classic", None), ("finnish", None), ("finnish-2p", None), ("finnish
 
 def simulate_one(n: int) -> bytes:
     """Game ``n`` of the benchmark corpus, as log bytes (deterministic)."""
-    from bots.simulate import play_game
-    from cli.engine_cmds import random_policy
-
     preset, players = CONFIGS[n % len(CONFIGS)]
     rules = engine.resolve(preset, players)
     rng = random.Random(f"bench-replay:{n}")

@@ -3,26 +3,47 @@
 from __future__ import annotations
 
 import http.server
+import random
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pytest
-from replay_corpus import encode
 
-from replay.cli import main
-from replay.export import log_key
+import engine
+from api.keys import Keys
+from bots.random_bot import random_policy
+from bots.simulate import play_game
+from cli.replay_export import main
+from replay.log import encode_log
 from replay.validate import validate_path
+from tests.conftest_redis import key_prefix, redis_client, redis_url  # noqa: F401
 
 GAME = "AbCdEf123456"
 
 
+@pytest.fixture(scope="module")
+def sample_logs() -> list[list[dict[str, Any]]]:
+    """Two finished random games' log lines (a header first)."""
+    logs = []
+    for seed in (1, 2):
+        rules = engine.resolve("finnish", overrides={"target_score": 1000})
+        rng = random.Random(f"export:{seed}")
+        logs.append(play_game(rules, rng, random_policy(rng)).log_lines(game_id=f"export-{seed}"))
+    return logs
+
+
+def encode(lines: list[dict[str, Any]]) -> bytes:
+    return encode_log(lines)
+
+
 @pytest.fixture
-def stored(redis_client, key_prefix, monkeypatch, sample_logs) -> Iterator[list[bytes]]:
+def stored(redis_client, key_prefix, monkeypatch, sample_logs) -> Iterator[list[bytes]]:  # noqa: F811
     """A finished game's log lines in Redis, as the API's store keeps them."""
     monkeypatch.setenv("CANASTA_KEY_PREFIX", key_prefix)
     items = [orjson.dumps(line) for line in sample_logs[0]]
-    key = log_key(GAME)
+    key = Keys(key_prefix).log(GAME)
     assert key == f"{key_prefix}:{{{GAME}}}:log"
     redis_client.delete(key)
     redis_client.rpush(key, *items)
@@ -30,7 +51,7 @@ def stored(redis_client, key_prefix, monkeypatch, sample_logs) -> Iterator[list[
     redis_client.delete(key)
 
 
-def test_export_from_redis(stored, redis_url, tmp_path, capsys):
+def test_export_from_redis(stored, redis_url, tmp_path, capsys):  # noqa: F811
     out = tmp_path / "sub" / "game.jsonl"
     assert main(["export", GAME, "--redis-url", redis_url, "-o", str(out)]) == 0
     assert out.read_bytes() == b"".join(item + b"\n" for item in stored)
@@ -38,13 +59,13 @@ def test_export_from_redis(stored, redis_url, tmp_path, capsys):
     assert f"{len(stored)} lines" in capsys.readouterr().err
 
 
-def test_export_to_stdout(stored, redis_url, capsysbinary):
+def test_export_to_stdout(stored, redis_url, capsysbinary):  # noqa: F811
     assert main(["export", GAME, "--redis-url", redis_url]) == 0
     assert capsysbinary.readouterr().out == b"".join(item + b"\n" for item in stored)
 
 
-def test_unfinished_or_missing_games_are_refused(stored, redis_client, redis_url, tmp_path, capsys):
-    redis_client.rpop(log_key(GAME))  # the game_end line: the game goes on
+def test_unfinished_or_missing_games_are_refused(stored, redis_client, redis_url, key_prefix, tmp_path, capsys):  # noqa: F811
+    redis_client.rpop(Keys(key_prefix).log(GAME))  # the game_end line: the game goes on
     out = tmp_path / "g.jsonl"
     assert main(["export", GAME, "--redis-url", redis_url, "-o", str(out)]) == 1
     assert "is not finished" in capsys.readouterr().err
