@@ -3,7 +3,6 @@ the ``commit.lua`` compare-and-set."""
 
 from __future__ import annotations
 
-import importlib.resources
 import re
 import threading
 import time
@@ -16,6 +15,7 @@ import redis
 
 from api import logcodec
 from api.keys import Keys
+from api.redis_io import Command, Script, raise_first_error, send_all, with_scripts
 
 STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
 STREAM_ID_PART_MAX = 2**64 - 1  # Redis stream ids are two unsigned 64-bit numbers
@@ -31,21 +31,9 @@ def is_stream_id(text: str) -> bool:
     return int(ms) <= STREAM_ID_PART_MAX and int(seq) <= STREAM_ID_PART_MAX
 
 
-def _lua(name: str) -> str:
-    return importlib.resources.files("api").joinpath(name).read_text("utf-8")
-
-
-def pack(args: tuple[Any, ...]) -> bytes:
-    """One command in RESP (str as UTF-8, int as decimal, bytes as they are)."""
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if type(a) is not bytes:  # bytes-like values go as they are
-            if isinstance(a, str):
-                a = a.encode()
-            elif isinstance(a, int):
-                a = b"%d" % a
-        out.append(b"$%d\r\n%b\r\n" % (len(a), a))
-    return b"".join(out)
+COMMIT = Script.packaged("commit.lua")  # the compare-and-set of every change
+COMPACT = Script.packaged("compact.lua")  # the fold of old log lines into a chunk
+RATE_LIMIT = Script.packaged("ratelimit.lua")  # every counter of a request in one call
 
 
 def connect(url: str, max_block_seconds: float = 30.0) -> redis.Redis:
@@ -122,9 +110,6 @@ class Store:
         self._fsync_ok_until = 0.0
         self._fsync_refused: tuple[float, str] = (0.0, "")
         self._local = threading.local()  # execute(): one connection per thread
-        self._commit = client.register_script(_lua("commit.lua"))
-        self._compact = client.register_script(_lua("compact.lua"))
-        self._rate = client.register_script(_lua("ratelimit.lua"))
 
     @classmethod
     def for_settings(cls, client: redis.Redis, settings: Any) -> Store:
@@ -158,25 +143,17 @@ class Store:
 
     # -- the hot path --------------------------------------------------------------------
     def execute(self, *args: Any) -> Any:
-        """One command with the client's retry (a failed try disconnects, the next one
-        reconnects) and its exceptions, but without the per-command layers of
-        ``Redis.execute_command`` (argument checks, observability hooks, response callbacks)
-        and without the pool's checkout (a lock and a poll of the socket per command): each
-        thread keeps a connection of its own, made by the client's pool with its settings.
-        Every reply is read in full, so a connection is always in step for the next
-        command. The reply is the parser's raw reply (bytes, lists, None)."""
-        packed = [pack(args)]
-        conn = self._connection()
-        return conn.retry.call_with_retry(lambda: _send_read(conn, packed), lambda _error: conn.disconnect())
+        """One command (:mod:`api.redis_io`: the client's retry and exceptions without its
+        per-command layers) on this thread's own connection, made by the client's pool with
+        its settings: no pool checkout (a lock and a poll of the socket) per command. The
+        reply is the parser's raw reply (bytes, lists, None)."""
+        (reply,) = raise_first_error(send_all(self._connection(), (args,)))
+        return reply
 
-    def execute_all(self, *commands: tuple[Any, ...]) -> list[Any]:
+    def execute_all(self, *commands: Command) -> list[Any]:
         """Several commands in one round trip on this thread's connection (as :meth:`execute`);
-        each reply in order, or the ResponseError the server answered it with. Every reply
-        is read, so the connection stays in step."""
-        packed = [pack(c) for c in commands]
-        conn = self._connection()
-        return conn.retry.call_with_retry(lambda: _send_read_all(conn, packed, len(commands)),
-                                          lambda _error: conn.disconnect())
+        each reply in order, or the ResponseError the server answered it with."""
+        return send_all(self._connection(), commands)
 
     def _connection(self) -> Any:
         conn = getattr(self._local, "conn", None)
@@ -186,19 +163,16 @@ class Store:
             conn.disconnect()
         return conn
 
-    def _script(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        """EVALSHA, loading the script when the server has lost it (as redis-py's Script)."""
-        try:
-            return self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
-        except redis.exceptions.NoScriptError:
-            script.sha = self.redis.script_load(script.script)
-            return self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
+    def _script(self, script: Script, keys: list[str], args: list[Any]) -> Any:
+        command = script.command(keys, args)
+        (reply,) = raise_first_error(with_scripts(self.redis, (script,), lambda: self.execute_all(command)))
+        return reply
 
-    def _durably(self, command: tuple[Any, ...], needed: Any = None) -> Any:
+    def _durably(self, command: Command, needed: Any = None, scripts: tuple[Script, ...] = ()) -> Any:
         """``command`` (a write), then ``WAITAOF`` in the same round trip: its reply once the
         server has its effect on disk; :class:`NotDurable` when that is not confirmed.
         ``needed(reply)``: whether this reply needs the confirmation (default: always)."""
-        reply, confirmed = self.execute_all(command, self._waitaof)
+        reply, confirmed = with_scripts(self.redis, scripts, lambda: self.execute_all(command, self._waitaof))
         if isinstance(reply, Exception):
             raise reply
         if needed is not None and not needed(reply):
@@ -209,13 +183,9 @@ class Store:
             raise NotDurable(f"the server did not confirm the write on disk within {self._waitaof[3]} ms")
         return reply
 
-    def _durable_script(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+    def _durable_script(self, script: Script, keys: list[str], args: list[Any]) -> Any:
         """:meth:`_script` with the durability confirmation."""
-        try:
-            return self._durably(("EVALSHA", script.sha, len(keys), *keys, *args))
-        except redis.exceptions.NoScriptError:
-            script.sha = self.redis.script_load(script.script)
-            return self._durably(("EVALSHA", script.sha, len(keys), *keys, *args))
+        return self._durably(script.command(keys, args), scripts=(script,))
 
     # -- reads ---------------------------------------------------------------------------
     def load(self, game_id: str) -> Record | None:
@@ -350,7 +320,7 @@ class Store:
         args += log_lines
         if self.durability == "fsync":
             self.check_fsync()
-        reply = (self._durable_script if self.durability == "waitaof" else self._script)(self._commit, keys, args)
+        reply = (self._durable_script if self.durability == "waitaof" else self._script)(COMMIT, keys, args)
         outcome = _s(reply[0])
         if outcome == "ok":
             return Commit("ok", int(reply[1]), _s(reply[2]), log_plain=int(reply[3]), log_chunks=int(reply[4]))
@@ -367,7 +337,7 @@ class Store:
         if len(lines) < logcodec.CHUNK or any(logcodec.is_chunk(line) for line in lines):
             return False
         keys = [self.keys.state(game_id), key]
-        return bool(self._script(self._compact, keys, [chunks, logcodec.CHUNK, logcodec.pack(lines)]))
+        return bool(self._script(COMPACT, keys, [chunks, logcodec.CHUNK, logcodec.pack(lines)]))
 
     # -- rate limits ---------------------------------------------------------------------
     def rate_limit(self, counters: list[tuple[str, str, int]], window_s: int) -> int:
@@ -375,7 +345,7 @@ class Store:
         if not counters:
             return 0
         keys = [self.keys.rate(kind, ident, window_s) for kind, ident, _ in counters]
-        return int(self._script(self._rate, keys, [window_s * 1000, *(limit for _, _, limit in counters)]))
+        return int(self._script(RATE_LIMIT, keys, [window_s * 1000, *(limit for _, _, limit in counters)]))
 
     # -- maintenance (tests, benchmarks) ------------------------------------------------
     def delete_all(self) -> int:
@@ -397,22 +367,6 @@ class Store:
         for key in (k.state(game_id), k.events(game_id), k.log(game_id)):
             total += int(self.redis.memory_usage(key, samples=0) or 0)
         return total
-
-
-def _send_read(conn: Any, packed: list[bytes]) -> Any:
-    conn.send_packed_command(packed)
-    return conn.read_response()
-
-
-def _send_read_all(conn: Any, packed: list[bytes], n: int) -> list[Any]:
-    conn.send_packed_command(packed)
-    replies: list[Any] = []
-    for _ in range(n):
-        try:
-            replies.append(conn.read_response())
-        except redis.ResponseError as e:  # the whole reply was read: the next one follows
-            replies.append(e)
-    return replies
 
 
 def _s(value: bytes | str) -> str:

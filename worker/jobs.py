@@ -34,8 +34,8 @@ from rq.exceptions import DuplicateJobError, NoSuchJobError
 from rq.job import Job, JobStatus
 
 from api.keys import Keys as ApiKeys
+from api.redis_io import Script, execute
 from worker.config import Keys, WorkerConfig
-from worker.lease import Script, execute
 
 log = logging.getLogger("canasta.worker")
 

@@ -10,7 +10,8 @@ from api_helpers import Table, four_humans
 from flask.testing import FlaskClient
 
 from api import eventcodec, service
-from api.store import Store, pack
+from api.redis_io import pack
+from api.store import RATE_LIMIT, Store
 
 
 def _draw_phase_seat(t: Table) -> tuple[int, str]:
@@ -161,11 +162,11 @@ def test_lean_commands_pack_and_reload_a_lost_script(store: Store) -> None:
     assert pack(("SET", "k", b"\x00v", 7)) == b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\n\x00v\r\n$1\r\n7\r\n"
     assert pack(("é", bytearray(b"x"), memoryview(b"yz"), True)) == b"*4\r\n$2\r\n\xc3\xa9\r\n$1\r\nx\r\n$2\r\nyz\r\n$1\r\n1\r\n"
     assert store.execute("HMGET", store.keys.state("nosuchgame01"), "version") == [None]
-    real = store._rate.sha
-    store._rate.sha = "0" * 40  # as after a server restart: EVALSHA answers NOSCRIPT
+    store.redis.script_flush()  # as after a server restart: EVALSHA answers NOSCRIPT
+    assert store.redis.script_exists(RATE_LIMIT.sha) == [False]
     try:
         assert store.rate_limit([("addr", "fast-paths-noscript", 5)], 10) == 0
-        assert store._rate.sha == real
+        assert store.redis.script_exists(RATE_LIMIT.sha) == [True]
     finally:
         store.redis.delete(store.keys.rate("addr", "fast-paths-noscript", 10))
 

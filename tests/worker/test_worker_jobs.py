@@ -195,7 +195,7 @@ def test_release_reads_the_version_with_the_release_and_frees_only_its_own_lease
     # a script the server does not know (lost, or never loaded) is loaded and run again
     import uuid
 
-    from worker.lease import Script, execute
+    from api.redis_io import Script, execute
 
     fresh = Script(f"return ARGV[1] -- {uuid.uuid4().hex}")
     assert execute(rclient, fresh.command([], ["x"]), ("GET", key), scripts=(fresh,)) == [b"x", None]
