@@ -1,15 +1,34 @@
-"""Problem details (RFC 9457) for every error the API returns."""
+"""Problem details (RFC 9457) for every error the API returns.
+
+The game service's refusals (:mod:`api.service_errors`) become problems through one table,
+:data:`PROBLEMS`; the HTTP layer's own errors (a malformed request, a missing header, a
+limit) are raised as :class:`ApiError` directly.
+"""
 
 from __future__ import annotations
 
 import logging
 from http import HTTPStatus
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from flask import Flask, Response
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
+
+from api.service_errors import (
+    Conflict,
+    IllegalMove,
+    InvalidToken,
+    MissingToken,
+    NotAllowed,
+    NotAuthenticated,
+    NotFound,
+    ServiceError,
+    StaleVersion,
+    Unavailable,
+    Unprocessable,
+)
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("canasta.api")
@@ -69,6 +88,39 @@ class ApiError(Exception):
         return body
 
 
+class Problem(NamedTuple):
+    """How a refusal of the service is answered: its status, a title other than the
+    status's phrase, and the challenge of a 401 (``WWW-Authenticate``, RFC 6750 3)."""
+
+    status: int
+    title: str | None = None
+    challenge: str | None = None
+
+
+# The service's refusals as HTTP answers: the first class of an error's MRO that is here.
+# The problem's type is ``urn:canasta:problem:<code>`` (the error's stable code).
+PROBLEMS: dict[type[ServiceError], Problem] = {
+    MissingToken: Problem(401, challenge="Bearer"),
+    InvalidToken: Problem(401, challenge='Bearer error="invalid_token"'),
+    NotAuthenticated: Problem(401),
+    NotAllowed: Problem(403),
+    NotFound: Problem(404),
+    Conflict: Problem(409),
+    StaleVersion: Problem(412),
+    IllegalMove: Problem(422, title="Illegal move"),
+    Unprocessable: Problem(422),
+    Unavailable: Problem(503),
+}
+UNMAPPED = Problem(500)  # a refusal of a kind the table lacks: a bug of ours
+
+
+def service_problem(err: ServiceError) -> ApiError:
+    """The answer to a refusal of the service (:data:`PROBLEMS`)."""
+    problem = next((PROBLEMS[kind] for kind in type(err).__mro__ if kind in PROBLEMS), UNMAPPED)
+    headers = {"WWW-Authenticate": problem.challenge} if problem.challenge else None
+    return ApiError(problem.status, err.code, err.detail, title=problem.title, headers=headers, **err.facts)
+
+
 def problem_response(err: ApiError) -> Response:
     resp = Response(orjson.dumps(err.to_dict()), status=err.status, mimetype=PROBLEM_JSON)
     for name, value in err.headers.items():
@@ -92,6 +144,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api_error(err: ApiError) -> Response:
         return problem_response(err)
+
+    @app.errorhandler(ServiceError)
+    def _refused(err: ServiceError) -> Response:
+        return problem_response(service_problem(err))
 
     @app.errorhandler(ValidationError)
     def _validation(err: ValidationError) -> Response:

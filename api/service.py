@@ -1,6 +1,9 @@
 """The game service without HTTP: create, join, hand a seat to a bot, view, move.
 
-Every change is one compare-and-set (:meth:`api.store.Store.commit`). The bot worker calls
+Every change of a game (create, join, a seat to a bot and back, a move, a bot's move) takes
+one path, :func:`commit_change`: one compare-and-set (:meth:`api.store.Store.commit`), then
+the committed game is remembered and the bot queue told. Refusals are the errors of
+:mod:`api.service_errors` (the HTTP layer answers them). The bot worker calls
 :func:`apply_move` exactly as the HTTP route does.
 """
 
@@ -12,22 +15,47 @@ import random
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
 import redis
 
+import bots
 import engine
-from api import eventcodec, gamelog, logcodec
+from api import botqueue, eventcodec, gamelog, logcodec
 from api.config import Settings
-from api.errors import ApiError
-from api.store import Record, Store
+from api.service_errors import (
+    GameNotFound,
+    GameNotOver,
+    GameNotPlaying,
+    GameNotStarted,
+    GameOver,
+    GameStarted,
+    IdempotencyKeyReused,
+    IllegalMove,
+    InvalidRules,
+    InvalidToken,
+    MissingToken,
+    NoGameId,
+    NotYourTurn,
+    SeatControlDenied,
+    SeatCount,
+    SeatIsBot,
+    SeatNotBot,
+    SeatNotFound,
+    SeatTaken,
+    SeedNotAllowed,
+    StaleVersion,
+    TooBusy,
+)
+from api.store import Commit, Record, Store
 from api.tokens import find_seat, hash_token, new_game_id, new_token
 
 log = logging.getLogger("canasta.api")
 
-MAX_CAS_RETRIES = 8
+MAX_CAS_RETRIES = 8  # compare-and-sets a join or a seat change tries before it gives up (409 conflict)
+NEW_GAME = 0  # the version a game's compare-and-set expects when it creates the game
 
 
 # -- the game as loaded ------------------------------------------------------------------
@@ -50,6 +78,10 @@ class Game:
 
     def is_bot(self, seat: int) -> bool:
         return bool(self.meta["seats"][seat].get("bot"))
+
+    @property
+    def players(self) -> int:
+        return len(self.meta["seats"])
 
 
 class GameCache:
@@ -102,24 +134,15 @@ def cached_game(game_id: str, version: int) -> Game | None:
     return Game(game_id, version, hit[0], hit[1])
 
 
-def _remember(game_id: str, version: int, meta: dict[str, Any], state: engine.State | None) -> None:
-    """What was just committed, for the next request on this game."""
-    CACHE.put(game_id, version, meta, state)
-
-
 def load_game(store: Store, game_id: str) -> Game:
+    return game_from_record(game_id, _load_record(store, game_id))
+
+
+def _load_record(store: Store, game_id: str) -> Record:
     record = store.load(game_id)
     if record is None:
-        raise ApiError(404, "game_not_found", f"There is no game {game_id!r} (it may have expired).")
-    return game_from_record(game_id, record)
-
-
-def as_store(redis_or_store: Any, settings: Settings | None = None) -> Store:
-    """Accept a :class:`Store` or a redis client (the worker's call)."""
-    if isinstance(redis_or_store, Store):
-        return redis_or_store
-    settings = settings or Settings.from_env()
-    return Store.for_settings(redis_or_store, settings)
+        raise GameNotFound(game_id)
+    return record
 
 
 # -- views ------------------------------------------------------------------------------
@@ -157,13 +180,22 @@ def game_view(game: Game, seat: int | None, *, with_rules: bool = False) -> dict
 
 
 def authenticate(game: Game, token: str | None) -> int | None:
-    """The seat of ``token`` (None: no token, a spectator). 401 for a token of no seat."""
+    """The seat of ``token`` (None: no token, a spectator); :class:`InvalidToken` for a
+    token of no seat."""
     if token is None:
         return None
     seat = find_seat(token, game.seat_hashes())
     if seat is None:
-        raise ApiError(401, "invalid_token", "The token does not belong to a seat of this game.",
-                       headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        raise InvalidToken()
+    return seat
+
+
+def _seat_of(game: Game, token: str | None, needs: str) -> int:
+    """The seat of ``token``, which this request needs (``needs``: the sentence saying so)."""
+    if token is None:
+        raise MissingToken(needs)
+    seat = authenticate(game, token)
+    assert seat is not None
     return seat
 
 
@@ -285,21 +317,86 @@ def _ttl(settings: Settings, meta: dict[str, Any]) -> int:
     return settings.retention_seconds if meta["status"] == "over" else settings.idle_seconds
 
 
-# -- bots (hooks only) ------------------------------------------------------------------
-def notify_bot(store: Store, game_id: str, state: engine.State | None, meta: dict[str, Any], version: int) -> None:
-    """If a bot seat is to act, hand the turn to ``worker.jobs.enqueue_bot_turn`` (if present)."""
-    if state is None or state.to_act < 0 or meta["status"] != "playing":
+# -- the one commit path -------------------------------------------------------------------
+PerViewer = dict[int | None, dict[str, Any]]  # an event's data for each viewer (None: spectators)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of a game, ready to commit: what the game becomes, what each viewer is
+    told (the event), and the lines it adds to the game log.
+
+    ``meta`` and ``state`` are the game's after the change; whichever is the very object
+    the game had before is not written again (a move keeps the meta, a seat change the
+    state). ``turn_clock``: the seat to act starts waiting now (the turn timeout's clock).
+    ``idem``: the answer stored for an Idempotency-Key, (seat, key, record, ttl).
+    """
+
+    kind: str  # the event's type: created, joined, bot, bot_removed, move
+    meta: dict[str, Any]
+    state: engine.State | None
+    data: PerViewer
+    log_lines: list[bytes] = field(default_factory=list)
+    turn_clock: bool = False
+    idem: tuple[int, str, bytes, int] | None = None
+
+    def game(self, game_id: str, version: int) -> Game:
+        """The game as this change makes it, at ``version``."""
+        return Game(game_id, version, self.meta, self.state)
+
+
+def for_each_viewer(players: int, data: Callable[[int | None], dict[str, Any]]) -> PerViewer:
+    return {viewer: data(viewer) for viewer in _viewers(players)}
+
+
+def commit_change(store: Store, settings: Settings, game_id: str, before: Game | None, change: Change, *,
+                  by_bot_run: bool = False) -> Commit:
+    """The one way a game changes: one compare-and-set against ``before``'s version
+    (``None``: the game is created), which writes the state, the meta, the event, the log
+    lines and the idempotency record together and is durable when it returns
+    (:meth:`api.store.Store.commit`, :mod:`api.durability`). Then, for ``ok``: the
+    committed game is remembered for the next request (:data:`CACHE`), the bot queue is
+    told when a bot is to act (not after the bot run's own moves, ``by_bot_run``: it plays
+    on), and old log lines are folded. ``stale`` and ``replay`` wrote nothing."""
+    state_changed = before is None or change.state is not before.state
+    meta_changed = before is None or change.meta is not before.meta
+    result = store.commit(
+        game_id, before.version if before is not None else NEW_GAME,
+        meta=change.meta if meta_changed else None,
+        state=_state_blob(change.state) if state_changed else None,
+        event=_event_fields(_envelope(change.kind, change.meta, change.state), change.data),
+        log_lines=change.log_lines, ttl=_ttl(settings, change.meta), idem=change.idem,
+        events_keep=settings.events_keep, turn_clock=change.turn_clock,
+    )
+    if result.outcome != "ok":
+        return result
+    CACHE.put(game_id, result.version, change.meta, change.state)
+    if not by_bot_run:
+        _notify_bots(store, game_id, change, result.version)
+    if result.log_plain >= logcodec.CHUNK:
+        _compact_log(store, game_id, result.log_chunks)
+    return result
+
+
+def _notify_bots(store: Store, game_id: str, change: Change, version: int) -> None:
+    """If a bot seat is to act, hand the turn to the bot worker (:mod:`api.botqueue`)."""
+    state = change.state
+    if state is None or state.to_act < 0 or change.meta["status"] != "playing":
         return
-    if not meta["seats"][state.to_act].get("bot"):
+    if not change.meta["seats"][state.to_act].get("bot"):
         return
     try:
-        from worker.jobs import enqueue_bot_turn  # type: ignore[import-not-found]
-    except ImportError:
-        return
+        botqueue.notify(store.redis, botqueue.config_for(store.keys.prefix), game_id, version)
+    except Exception:  # noqa: BLE001 - a failed enqueue must not fail the accepted change (the sweeper retries)
+        log.exception("enqueueing the bots of %s v%s failed", game_id, version)
+
+
+def _compact_log(store: Store, game_id: str, chunks: int) -> None:
+    """Fold old log lines (:mod:`api.logcodec`); a failure only postpones it to a later change."""
     try:
-        enqueue_bot_turn(store.redis, game_id, version, prefix=store.keys.prefix)
-    except Exception:  # noqa: BLE001 - a failed enqueue must not fail the accepted move
-        log.exception("enqueue_bot_turn failed for %s v%s", game_id, version)
+        store.compact_log(game_id, chunks)
+    except redis.RedisError:
+        log.warning("log compaction of %s postponed", game_id, exc_info=True)
 
 
 # -- create, join, hand to a bot ----------------------------------------------------------
@@ -312,16 +409,15 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any], *,
     """
     seed = body.get("seed")
     if seed is not None and not settings.test_seeds:
-        raise ApiError(422, "seed_not_allowed",
-                       "A seed is accepted only by a server started with test seeds enabled.")
+        raise SeedNotAllowed()
     try:
         rules = engine.resolve(body["preset"], body.get("players"), body.get("rules") or None)
     except engine.RulesError as e:
-        raise ApiError(422, "invalid_rules", str(e)) from None
+        raise InvalidRules(str(e)) from None
     _check_playable(rules)
     specs = body["seats"]
     if len(specs) != rules.players:
-        raise ApiError(422, "seat_count", f"This game has {rules.players} seats; {len(specs)} were given.")
+        raise SeatCount(rules.players, len(specs))
     tokens: dict[int, str] = {}
     seats = []
     for n, spec in enumerate(specs):
@@ -336,23 +432,23 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any], *,
         meta = {"id": game_id, "preset": rules.preset, "rules": rules.to_dict(), "created": gamelog.now_rfc3339(),
                 "status": "waiting", "seats": seats, "seed": seed,
                 "turn_timeout": body.get("turn_timeout", DEFAULT_TURN_TIMEOUT)}
-        state, lines = _start(game_id, meta, rules, deck_source) if _filled(meta) else (None, [])
-        per_viewer = {v: {"seats": public_seats(meta), **({"deal": _deal_part(state, v)} if state else {})}
-                      for v in _viewers(rules.players)}
-        result = store.commit(game_id, 0, meta=meta, state=_state_blob(state),
-                              event=_event_fields(_envelope("created", meta, state), per_viewer),
-                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep,
-                              turn_clock=state is not None)
+        change = _creation(game_id, meta, rules, deck_source)
+        result = commit_change(store, settings, game_id, None, change)
         if result.outcome == "ok":
             break
     else:  # pragma: no cover - 72-bit ids do not collide
-        raise ApiError(503, "unavailable", "Could not allocate a game id; try again.")
-    _remember(game_id, result.version, meta, state)
-    notify_bot(store, game_id, state, meta, result.version)
-    game = Game(game_id, result.version, meta, state)
-    response = game_view(game, None, with_rules=True)
+        raise NoGameId()
+    response = game_view(change.game(game_id, result.version), None, with_rules=True)
     response["seats"] = [{**s, "token": tokens.get(s["seat"])} for s in response["seats"]]
     return response, result.version
+
+
+def _creation(game_id: str, meta: dict[str, Any], rules: engine.RuleOptions, deck_source: DeckSource | None) -> Change:
+    """A new game: its seats, and the first deal when every seat is filled already."""
+    state, lines = _start(game_id, meta, rules, deck_source) if _filled(meta) else (None, [])
+    return Change("created", meta, state,
+                  for_each_viewer(rules.players, lambda v: {"seats": public_seats(meta), **_deal_news(state, v)}),
+                  lines, turn_clock=state is not None)
 
 
 def _check_playable(rules: engine.RuleOptions) -> None:
@@ -362,45 +458,68 @@ def _check_playable(rules: engine.RuleOptions) -> None:
         engine.deal(engine.new_game(rules), *engine.shuffle(rules, random.Random(0))[:2])
     except Exception as e:  # noqa: BLE001 - any failure means: not playable
         log.warning("rules accepted by resolve() but not playable: %r (%r)", rules, e)
-        raise ApiError(422, "invalid_rules", "These rule options cannot be played together.") from None
+        raise InvalidRules("These rule options cannot be played together.") from None
 
 
 def _seat_or_404(game: Game, seat: int) -> None:
-    if not 0 <= seat < len(game.meta["seats"]):
-        raise ApiError(404, "seat_not_found", f"Game {game.id} has seats 0 to {len(game.meta['seats']) - 1}.")
+    if not 0 <= seat < game.players:
+        raise SeatNotFound(f"Game {game.id} has seats 0 to {game.players - 1}.")
+
+
+def _deal_news(state: engine.State | None, viewer: int | None) -> dict[str, Any]:
+    """The first deal, for an event that starts the game (``state``; None: not started)."""
+    return {"deal": _deal_part(state, viewer)} if state is not None else {}
+
+
+def _with_seat(meta: dict[str, Any], seat: int, **fields: Any) -> dict[str, Any]:
+    """A new meta in which seat ``seat`` has ``fields`` (a meta is never changed in place:
+    :class:`GameCache` shares it)."""
+    new = dict(meta)
+    new["seats"] = [dict(s) for s in meta["seats"]]
+    new["seats"][seat].update(fields)
+    return new
+
+
+def _change_seats(store: Store, settings: Settings, game_id: str,
+                  decide: Callable[[Game, Record], Change], busy: str) -> Game:
+    """A change of who sits where: ``decide`` checks the game as read (raising a refusal)
+    and says the change; the compare-and-set is tried again on a fresh read when another
+    change won, up to :data:`MAX_CAS_RETRIES` times (then :class:`TooBusy`, ``busy``)."""
+    for _ in range(MAX_CAS_RETRIES):
+        record = _load_record(store, game_id)
+        game = game_from_record(game_id, record)
+        change = decide(game, record)
+        result = commit_change(store, settings, game_id, game, change)
+        if result.outcome == "ok":
+            return change.game(game_id, result.version)
+    raise TooBusy(busy)
 
 
 def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str) -> dict[str, Any]:
     """Take an open seat; the game starts when the last seat is filled."""
-    for _ in range(MAX_CAS_RETRIES):
-        game = load_game(store, game_id)
+    token = new_token()
+
+    def decide(game: Game, record: Record) -> Change:
         _seat_or_404(game, seat)
         current = game.meta["seats"][seat]
         if current.get("name") is not None or current.get("bot") is not None:
-            raise ApiError(409, "seat_taken", f"Seat {seat} is already taken.")
+            raise SeatTaken("seat_taken", f"Seat {seat} is already taken.")
         if game.status != "waiting":  # pragma: no cover - a started game has no open seat
-            raise ApiError(409, "game_started", "The game has started.")
-        token = new_token()
-        meta = dict(game.meta)
-        meta["seats"] = [dict(s) for s in game.meta["seats"]]
-        meta["seats"][seat].update(name=name, token=hash_token(token))
+            raise GameStarted()
+        meta = _with_seat(game.meta, seat, name=name, token=hash_token(token))
         state, lines = _start(game_id, meta, game.rules()) if _filled(meta) else (None, [])
-        per_viewer = {v: {"seat": seat, "name": name, **({"deal": _deal_part(state, v)} if state else {})}
-                      for v in _viewers(len(meta["seats"]))}
-        result = store.commit(game_id, game.version, meta=meta, state=_state_blob(state),
-                              event=_event_fields(_envelope("joined", meta, state), per_viewer),
-                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep,
-                              turn_clock=state is not None)
-        if result.outcome == "ok":
-            _remember(game_id, result.version, meta, state)
-            notify_bot(store, game_id, state, meta, result.version)
-            return {"id": game_id, "seat": seat, "team": current["team"], "name": name, "token": token,
-                    "status": meta["status"], "version": result.version}
-    raise ApiError(409, "conflict", "The game changed too often while joining; try again.")
+        return Change("joined", meta, state,
+                      for_each_viewer(game.players, lambda v: {"seat": seat, "name": name, **_deal_news(state, v)}),
+                      lines, turn_clock=state is not None)
+
+    joined = _change_seats(store, settings, game_id, decide, "The game changed too often while joining; try again.")
+    return {"id": game_id, "seat": seat, "team": joined.meta["seats"][seat]["team"], "name": name, "token": token,
+            "status": joined.status, "version": joined.version}
 
 
 # -- who controls a seat ------------------------------------------------------------------
 DEFAULT_TURN_TIMEOUT = 300  # seconds a person's seat may be to act before another seat may bot it
+NO_TURN_TIMEOUT = 0  # a game's turn_timeout that never lets another seat bot a person
 
 
 def turn_timeout(meta: dict[str, Any]) -> int:
@@ -410,8 +529,7 @@ def turn_timeout(meta: dict[str, Any]) -> int:
 
 def _need_token(token: str | None) -> None:
     if token is None:
-        raise ApiError(401, "missing_token", "This needs the bearer token of a seat of this game.",
-                       headers={"WWW-Authenticate": "Bearer"})
+        raise MissingToken("This needs the bearer token of a seat of this game.")
 
 
 def _may_hand_to_bot(store: Store, game: Game, record_turn_at: int | None, seat: int, caller: int) -> str:
@@ -425,64 +543,55 @@ def _may_hand_to_bot(store: Store, game: Game, record_turn_at: int | None, seat:
     if target.get("name") is None:
         if target.get("bot") is None:
             return "open_seat"
-        raise ApiError(409, "seat_taken", f"Seat {seat} is played by a bot; it belongs to nobody.")
+        raise SeatTaken("seat_taken", f"Seat {seat} is played by a bot; it belongs to nobody.")
     if target.get("bot") is not None:
-        raise ApiError(409, "already_bot", f"Seat {seat} is already played by a bot.")
+        raise SeatTaken("already_bot", f"Seat {seat} is already played by a bot.")
     timeout = turn_timeout(game.meta)
-    if timeout == 0:
-        raise ApiError(403, "turn_timeout_disabled",
-                       f"Seat {seat} is a person's; this game has no turn timeout, so only seat {seat} "
-                       "hands it to a bot.")
+    if timeout == NO_TURN_TIMEOUT:
+        raise SeatControlDenied("turn_timeout_disabled",
+                                f"Seat {seat} is a person's; this game has no turn timeout, so only seat {seat} "
+                                "hands it to a bot.")
     state = game.state
     if game.status != "playing" or state is None or state.to_act != seat or record_turn_at is None:
-        raise ApiError(403, "not_seat_owner",
-                       f"Seat {seat} is a person's: only its own token hands it to a bot, or any seat once "
-                       f"it has been to act for longer than the turn timeout ({timeout} s).")
+        raise SeatControlDenied("not_seat_owner",
+                                f"Seat {seat} is a person's: only its own token hands it to a bot, or any seat once "
+                                f"it has been to act for longer than the turn timeout ({timeout} s).")
     idle = (store.server_time_ms() - record_turn_at) / 1000
     if idle <= timeout:
-        raise ApiError(403, "seat_not_idle",
-                       f"Seat {seat} has been to act for {idle:.0f} s; another seat may hand it to a bot "
-                       f"after {timeout} s.", idle_seconds=round(idle, 3), turn_timeout=timeout)
+        raise SeatControlDenied("seat_not_idle",
+                                f"Seat {seat} has been to act for {idle:.0f} s; another seat may hand it to a bot "
+                                f"after {timeout} s.", idle_seconds=round(idle, 3), turn_timeout=timeout)
     return "turn_timeout"
 
 
 def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: str, token: str | None) -> tuple[dict[str, Any], int]:
     """Hand a seat to a bot: its own token at any time ("play for me"); any seat of the game
     for an open seat, or for a person's seat that has been to act for longer than the game's
-    turn timeout. 403 with a reason code otherwise (:func:`_may_hand_to_bot`)."""
+    turn timeout. Refused otherwise with a reason code (:func:`_may_hand_to_bot`)."""
     _need_token(token)
-    for _ in range(MAX_CAS_RETRIES):
-        record = store.load(game_id)
-        if record is None:
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r} (it may have expired).")
-        game = game_from_record(game_id, record)
+    caller: int | None = None
+
+    def decide(game: Game, record: Record) -> Change:
+        nonlocal caller
         caller = authenticate(game, token)
         assert caller is not None
         _seat_or_404(game, seat)
         if game.status == "over":
-            raise ApiError(409, "game_over", "The game is over.")
+            raise GameOver()
         reason = _may_hand_to_bot(store, game, record.turn_at, seat, caller)
-        meta = dict(game.meta)
-        meta["seats"] = [dict(s) for s in game.meta["seats"]]
-        meta["seats"][seat]["bot"] = bot
-        state, lines = game.state, []
-        started = False
+        meta = _with_seat(game.meta, seat, bot=bot)
+        state, lines, started = game.state, [], False
         if game.status == "waiting" and _filled(meta):
             state, lines = _start(game_id, meta, game.rules())
             started = True
-        per_viewer = {v: {"seat": seat, "bot": bot, "by": caller, "reason": reason,
-                          **({"deal": _deal_part(state, v)} if started and state else {})}
-                      for v in _viewers(len(meta["seats"]))}
-        result = store.commit(game_id, game.version, meta=meta, state=_state_blob(state) if started else None,
-                              event=_event_fields(_envelope("bot", meta, state), per_viewer),
-                              log_lines=lines, ttl=_ttl(settings, meta), events_keep=settings.events_keep,
-                              turn_clock=started)
-        if result.outcome == "ok":
-            _remember(game_id, result.version, meta, state)
-            notify_bot(store, game_id, state, meta, result.version)
-            updated = Game(game_id, result.version, meta, state)
-            return game_view(updated, caller), result.version
-    raise ApiError(409, "conflict", "The game changed too often; try again.")
+        by = caller
+        return Change("bot", meta, state,
+                      for_each_viewer(game.players, lambda v: {"seat": seat, "bot": bot, "by": by, "reason": reason,
+                                                               **_deal_news(state if started else None, v)}),
+                      lines, turn_clock=started)
+
+    updated = _change_seats(store, settings, game_id, decide, "The game changed too often; try again.")
+    return game_view(updated, caller), updated.version
 
 
 def take_seat_back(store: Store, settings: Settings, game_id: str, seat: int, token: str | None) -> tuple[dict[str, Any], int]:
@@ -491,34 +600,52 @@ def take_seat_back(store: Store, settings: Settings, game_id: str, seat: int, to
     this change, and the run re-reads the game and finds no bot to act. The seat's turn
     clock restarts if it is to act."""
     _need_token(token)
-    for _ in range(MAX_CAS_RETRIES):
-        game = load_game(store, game_id)
+    caller: int | None = None
+
+    def decide(game: Game, record: Record) -> Change:
+        nonlocal caller
         caller = authenticate(game, token)
         _seat_or_404(game, seat)
         if caller != seat:
-            raise ApiError(403, "not_seat_owner", f"Only seat {seat}'s own token takes it back from a bot.")
+            raise SeatControlDenied("not_seat_owner", f"Only seat {seat}'s own token takes it back from a bot.")
         if game.status == "over":
-            raise ApiError(409, "game_over", "The game is over.")
+            raise GameOver()
         bot = game.meta["seats"][seat].get("bot")
         if bot is None:
-            raise ApiError(409, "seat_not_bot", f"Seat {seat} is not played by a bot.")
-        meta = dict(game.meta)
-        meta["seats"] = [dict(s) for s in game.meta["seats"]]
-        meta["seats"][seat]["bot"] = None
-        per_viewer = {v: {"seat": seat, "bot": bot, "by": caller} for v in _viewers(len(meta["seats"]))}
-        to_act = game.state is not None and game.state.to_act == seat
-        result = store.commit(game_id, game.version, meta=meta, state=None,
-                              event=_event_fields(_envelope("bot_removed", meta, game.state), per_viewer),
-                              log_lines=[], ttl=_ttl(settings, meta), events_keep=settings.events_keep,
-                              turn_clock=to_act)
-        if result.outcome == "ok":
-            _remember(game_id, result.version, meta, game.state)
-            updated = Game(game_id, result.version, meta, game.state)
-            return game_view(updated, caller), result.version
-    raise ApiError(409, "conflict", "The game changed too often; try again.")
+            raise SeatNotBot(seat)
+        by = caller
+        return Change("bot_removed", _with_seat(game.meta, seat, bot=None), game.state,
+                      for_each_viewer(game.players, lambda v: {"seat": seat, "bot": bot, "by": by}),
+                      turn_clock=game.state is not None and game.state.to_act == seat)
+
+    updated = _change_seats(store, settings, game_id, decide, "The game changed too often; try again.")
+    return game_view(updated, caller), updated.version
 
 
 # -- moves ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MoveRequest:
+    """One move as asked for: by ``seat`` of ``game_id``, decided on ``expected_version``
+    (None: whatever is current, ``If-Match: *``).
+
+    ``idempotency_key``: a retry with the same key gets the first answer, and the move is
+    applied once. ``dry_run``: only judged (:func:`dry_run_answer`). ``answer_view``: False
+    builds no view for the answer (the bot worker's moves; a key needs one anyway).
+    ``by_bot_run``: the bot worker's move for a bot's seat, by the run that holds the game:
+    only it moves a seat a bot plays, and it plays on after the move, so the bot queue is
+    not told.
+    """
+
+    game_id: str
+    seat: int
+    action: dict[str, Any]
+    expected_version: int | None
+    idempotency_key: str | None = None
+    dry_run: bool = False
+    answer_view: bool = True
+    by_bot_run: bool = False
+
+
 @dataclass(frozen=True)
 class MoveResult:
     """The answer to a move: the mover's new view (empty when not asked for), the new
@@ -531,6 +658,41 @@ class MoveResult:
     game: Game | None = None
 
 
+def apply_move(store: Store, settings: Settings, move: MoveRequest, *, game: Game | None = None) -> MoveResult:
+    """Judge ``move`` and apply it in one compare-and-set, or raise the refusal: the game
+    or the seat not found, not started or over, a stale version, not the seat's turn, a
+    bot's seat, an illegal move, a reused Idempotency-Key with another action.
+
+    ``game``: the game as the caller just read it (saves a read; the compare-and-set still
+    checks its version).
+    """
+    if game is None or game.id != move.game_id:
+        game = load_game(store, move.game_id)
+    if not move.by_bot_run and 0 <= move.seat < game.players and game.is_bot(move.seat):
+        raise SeatIsBot(move.seat)
+    fingerprint = _fingerprint(move.action) if move.idempotency_key is not None else ""  # only keys need it
+    if move.idempotency_key is not None and not move.dry_run:
+        record = store.get_idempotency(move.game_id, move.seat, move.idempotency_key, settings.idempotency_seconds)
+        if record is not None:
+            return _replay(record, fingerprint)
+    before = _state_to_move(game, move)
+    after = _judge(before, move)
+    if move.dry_run:
+        return MoveResult(dry_run_answer(game, move.seat, move.action, after), game.version, dry_run=True)
+    change = _move_change(game, move, before, after)
+    updated = change.game(game.id, game.version + 1)
+    body = game_view(updated, move.seat) if move.answer_view or move.idempotency_key is not None else {}
+    if move.idempotency_key is not None:
+        record = orjson.dumps({"fingerprint": fingerprint, "version": updated.version, "body": body})
+        change = replace(change, idem=(move.seat, move.idempotency_key, record, settings.idempotency_seconds))
+    result = commit_change(store, settings, game.id, game, change, by_bot_run=move.by_bot_run)
+    if result.outcome == "replay":
+        return _replay(result.record, fingerprint)
+    if result.outcome == "stale":
+        raise StaleVersion(result.version, game.version)
+    return MoveResult(body, result.version, game=updated)
+
+
 def _fingerprint(action: dict[str, Any]) -> str:
     return hashlib.sha256(orjson.dumps(action, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
@@ -538,116 +700,64 @@ def _fingerprint(action: dict[str, Any]) -> str:
 def _replay(record: bytes, fingerprint: str) -> MoveResult:
     stored = orjson.loads(record)
     if stored["fingerprint"] != fingerprint:
-        raise ApiError(422, "idempotency_key_reused",
-                       "This Idempotency-Key was used with another request body.")
+        raise IdempotencyKeyReused()
     return MoveResult(stored["body"], int(stored["version"]), replayed=True)
 
 
-def apply_move(
-    redis: Any,
-    game_id: str,
-    seat: int,
-    action: dict[str, Any],
-    expected_version: int | None,
-    idempotency_key: str | None = None,
-    dry_run: bool = False,
-    *,
-    settings: Settings | None = None,
-    game: Game | None = None,
-    view: bool = True,
-) -> MoveResult:
-    """Check and apply one move in one compare-and-set; raise :class:`ApiError` otherwise.
-
-    ``expected_version`` None means "whatever is current" (If-Match: *). Errors: 404 game,
-    409 not started / over, 412 stale version, 403 not this seat's turn, 422 illegal move
-    or a reused Idempotency-Key with another body. ``game``: the game as just loaded by the
-    caller (saves a read; the compare-and-set still checks its version). ``view=False``
-    (the bot worker): no response view is built (an Idempotency-Key needs one).
-    """
-    settings = settings or Settings.from_env()
-    store = as_store(redis, settings)
-    if game is None or game.id != game_id:
-        game = load_game(store, game_id)
-    fingerprint = _fingerprint(action) if idempotency_key is not None else ""  # only keys need it
-    if idempotency_key is not None and not dry_run:
-        record = store.get_idempotency(game_id, seat, idempotency_key, settings.idempotency_seconds)
-        if record is not None:
-            return _replay(record, fingerprint)
+def _state_to_move(game: Game, move: MoveRequest) -> engine.State:
+    """The state ``move`` is made in, if the game is being played at the version the
+    mover saw and it is the mover's turn."""
     if game.status == "waiting":
-        raise ApiError(409, "game_not_started", "The game starts when every seat is filled.")
+        raise GameNotStarted()
     if game.status == "over" or game.state is None:
-        raise ApiError(409, "game_over", "The game is over.")
-    if expected_version is not None and expected_version != game.version:
-        raise ApiError(412, "stale_version",
-                       f"The game is at version {game.version}, not {expected_version}; reload it.",
-                       version=game.version)
-    before = game.state
-    if not 0 <= seat < before.rules.players:
-        raise ApiError(404, "seat_not_found", "No such seat.")
-    if before.to_act != seat:
-        raise ApiError(403, "not_your_turn", f"Seat {before.to_act} is to act, not seat {seat}.",
-                       to_act=before.to_act if before.to_act >= 0 else None)
+        raise GameOver()
+    if move.expected_version is not None and move.expected_version != game.version:
+        raise StaleVersion(game.version, move.expected_version)
+    state = game.state
+    if not 0 <= move.seat < state.rules.players:
+        raise SeatNotFound("No such seat.")
+    if state.to_act != move.seat:
+        raise NotYourTurn(state.to_act if state.to_act >= 0 else None, move.seat)
+    return state
+
+
+def _judge(state: engine.State, move: MoveRequest) -> engine.State:
+    """The engine's verdict: the state after the move, or :class:`IllegalMove`."""
     try:
-        after_move = engine.apply(before, seat, action)
+        return engine.apply(state, move.seat, move.action)
     except engine.IllegalMove as e:
-        raise ApiError(422, e.code, e.message, title="Illegal move") from None
+        raise IllegalMove(e.code, e.message) from None
     except (engine.CardError, ValueError, TypeError, KeyError, IndexError):
-        log.exception("the engine failed on action %r (an engine bug: answered 422)", action)
-        raise ApiError(422, "invalid_action", "The action is malformed.", title="Illegal move") from None
-    if dry_run:
-        return MoveResult(dry_run_answer(game, seat, action, after_move), game.version, dry_run=True)
+        log.exception("the engine failed on action %r (an engine bug: answered 422)", move.action)
+        raise IllegalMove("invalid_action", "The action is malformed.") from None
 
+
+def _move_change(game: Game, move: MoveRequest, before: engine.State, after: engine.State) -> Change:
+    """What the move changes: its log lines (and the hand's and the game's end), the next
+    hand dealt when this one ended, the meta's status when the game ended, and what each
+    viewer is told (the cards drawn only to the mover; a new deal's hand only to its seat)."""
+    seat, action = move.seat, move.action
     meta = game.meta
-    lines = [gamelog.encode(gamelog.move(after_move.moves, before.hand_no, seat, action))]
-    final = after_move
-    if after_move.phase in ("deal", "over") and after_move.hand_result is not None:
-        lines.append(gamelog.encode(gamelog.hand_end(after_move.hand_result)))
-    if after_move.phase == "over":
+    lines = [gamelog.encode(gamelog.move(after.moves, before.hand_no, seat, action))]
+    final = after
+    if after.phase in ("deal", "over") and after.hand_result is not None:
+        lines.append(gamelog.encode(gamelog.hand_end(after.hand_result)))
+    if after.phase == "over":
         meta = {**meta, "status": "over"}
-        if after_move.game_result is not None:
-            lines.append(gamelog.encode(gamelog.game_end(after_move.game_result)))
-    elif after_move.phase == "deal":
-        final, deal_line = _deal(after_move, meta.get("seed"))
+        if after.game_result is not None:
+            lines.append(gamelog.encode(gamelog.game_end(after.game_result)))
+    elif after.phase == "deal":
+        final, deal_line = _deal(after, meta.get("seed"))
         lines.append(deal_line)
-
-    new_version = game.version + 1
-    updated = Game(game_id, new_version, meta, final)
-    body = game_view(updated, seat) if view or idempotency_key is not None else {}
-
-    per_viewer: dict[int | None, dict[str, Any]] = {}
-    if final is after_move:
+    if final is after:
         # describe_move differs by viewer only for the seat that moved (the cards it drew)
-        shared = {"move": engine.describe_move(before, after_move, seat, action, None)}
-        for viewer in _viewers(before.rules.players):
-            per_viewer[viewer] = shared
-        per_viewer[seat] = {"move": engine.describe_move(before, after_move, seat, action, seat)}
+        shared = {"move": engine.describe_move(before, after, seat, action, None)}
+        data: PerViewer = dict.fromkeys(_viewers(before.rules.players), shared)
+        data[seat] = {"move": engine.describe_move(before, after, seat, action, seat)}
     else:
-        for viewer in _viewers(before.rules.players):
-            per_viewer[viewer] = {"move": engine.describe_move(before, after_move, seat, action, viewer),
-                                  "deal": _deal_part(final, viewer)}
-    idem = None
-    if idempotency_key is not None:
-        record = orjson.dumps({"fingerprint": fingerprint, "version": new_version, "body": body})
-        idem = (seat, idempotency_key, record, settings.idempotency_seconds)
-    result = store.commit(
-        game_id, game.version,
-        meta=meta if meta is not game.meta else None,
-        state=_state_blob(final),
-        event=_event_fields(_envelope("move", meta, final), per_viewer),
-        log_lines=lines, ttl=_ttl(settings, meta), idem=idem, events_keep=settings.events_keep,
-        turn_clock=True,
-    )
-    if result.outcome == "replay":
-        return _replay(result.record, fingerprint)
-    if result.outcome == "stale":
-        raise ApiError(412, "stale_version",
-                       f"The game is at version {result.version}, not {game.version}; reload it.",
-                       version=result.version)
-    _remember(game_id, result.version, meta, final)
-    notify_bot(store, game_id, final, meta, result.version)
-    if result.log_plain >= logcodec.CHUNK:
-        _compact_log(store, game_id, result.log_chunks)
-    return MoveResult(body, result.version, game=updated)
+        data = for_each_viewer(before.rules.players, lambda v: {
+            "move": engine.describe_move(before, after, seat, action, v), "deal": _deal_part(final, v)})
+    return Change("move", meta, final, data, lines, turn_clock=True)
 
 
 # -- dry runs ---------------------------------------------------------------------------
@@ -698,54 +808,36 @@ def dry_run_answer(game: Game, seat: int, action: dict[str, Any], after: engine.
     return body
 
 
-def _compact_log(store: Store, game_id: str, chunks: int) -> None:
-    """Fold old log lines (:mod:`api.logcodec`); a failure only postpones it to a later move."""
-    try:
-        store.compact_log(game_id, chunks)
-    except redis.RedisError:
-        log.warning("log compaction of %s postponed", game_id, exc_info=True)
-
-
 # -- reads ------------------------------------------------------------------------------
 def read_log(store: Store, game_id: str) -> list[bytes]:
     game = load_game(store, game_id)
     if game.status != "over":
-        raise ApiError(403, "game_not_over", "The log reveals every hand: it is published when the game ends.")
+        raise GameNotOver("The log reveals every hand: it is published when the game ends.")
     return store.read_log(game_id)
 
 
-def hint(store: Store, game_id: str, token: str | None, bot: str, *, settings: Settings | None = None,
-         budget: Any = None) -> dict[str, Any]:
-    """The action bot ``bot`` would choose for the token's seat (``bots.choose``).
+def hint(store: Store, settings: Settings, game_id: str, token: str | None, bot: str, *,
+         budget: bots.Budget | None = None) -> dict[str, Any]:
+    """The action bot ``bot`` would choose for the token's seat (:func:`bots.choose`).
 
     Bounded: an answer is kept in Redis for the game's version, the seat and the bot
     (``hint_cache_seconds``), so asking again costs a read; the expert thinks for
-    ``hint_budget_ms`` of wall clock (``budget``, a ``bots.Budget``, replaces it: a
-    rollout cap makes the expert repeatable, which tests need). The HTTP layer limits hints
-    per token (``rate_limit_hints_per_token``). The bots see only the seat's view.
+    ``hint_budget_ms`` of wall clock (``budget`` replaces it: a rollout cap makes the expert
+    repeatable, which tests need). The HTTP layer limits hints per token
+    (``rate_limit_hints_per_token``). The bots see only the seat's view.
     """
-    settings = settings or Settings.from_env()
     game = load_game(store, game_id)
-    if token is None:
-        raise ApiError(401, "missing_token", "A hint is for a seat: send its bearer token.",
-                       headers={"WWW-Authenticate": "Bearer"})
-    seat = authenticate(game, token)
-    assert seat is not None
+    seat = _seat_of(game, token, "A hint is for a seat: send its bearer token.")
     if game.status != "playing" or game.state is None:
-        raise ApiError(409, "game_not_playing", "Hints are given while the game is played.")
+        raise GameNotPlaying("Hints are given while the game is played.")
     if game.state.to_act != seat:
-        raise ApiError(403, "not_your_turn", f"Seat {game.state.to_act} is to act, not seat {seat}.",
-                       to_act=game.state.to_act if game.state.to_act >= 0 else None)
+        raise NotYourTurn(game.state.to_act if game.state.to_act >= 0 else None, seat)
     keep = settings.hint_cache_seconds
     if keep > 0:
         cached = store.cached_hint(game_id, game.version, seat, bot)
         if cached is not None:
-            return orjson.loads(cached)
-    try:
-        from bots import Budget, choose  # type: ignore[import-not-found]
-    except ImportError:
-        raise ApiError(501, "hints_unavailable", "Bots are not installed on this server.") from None
-    action = choose(bot, game.state, seat, budget=budget if budget is not None else Budget(ms=settings.hint_budget_ms))
+            return orjson.loads(cached)  # type: ignore[no-any-return]
+    action = bots.choose(bot, game.state, seat, budget=budget if budget is not None else bots.Budget(ms=settings.hint_budget_ms))
     answer = {"bot": bot, "seat": seat, "version": game.version, "action": action}
     if keep > 0:
         store.cache_hint(game_id, game.version, seat, bot, orjson.dumps(answer), keep)

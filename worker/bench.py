@@ -125,14 +125,14 @@ def _human_turn(t: Tracker, store: Any, settings: Any, res: Results) -> None:
     discard), from the game its own last move committed; then wait for the events."""
     import bots
     from api import service
-    from api.errors import ApiError
+    from api.service_errors import ServiceError
 
     moves = loads = 0
     for _ in range(64):
         if t.game is None:
             try:
                 t.game = service.load_game(store, t.game_id)
-            except ApiError:
+            except ServiceError:
                 break
             loads += 1
         game = t.game
@@ -144,9 +144,9 @@ def _human_turn(t: Tracker, store: Any, settings: Any, res: Results) -> None:
             break
         action = bots.choose("greedy", game.state, t.token_seat)
         try:
-            result = service.apply_move(store, t.game_id, t.token_seat, action, game.version,
-                                        settings=settings, game=game, view=False)
-        except ApiError:
+            move = service.MoveRequest(t.game_id, t.token_seat, action, game.version, answer_view=False)
+            result = service.apply_move(store, settings, move, game=game)
+        except ServiceError:
             t.game = None  # read again
             continue
         moves += 1

@@ -26,8 +26,8 @@ from rq import SimpleWorker
 from rq.registry import ScheduledJobRegistry
 from rq.utils import now as rq_now
 
-from worker.config import Keys, WorkerConfig
-from worker.jobs import SERIALIZER, queue
+from api.botqueue import SERIALIZER, BotKeys, rq_queue
+from worker.config import WorkerConfig
 from worker.sweeper import Sweeper, sweep_once
 
 log = logging.getLogger("canasta.worker")
@@ -67,6 +67,7 @@ def _connect(url: str) -> Any:
 
 HEARTBEAT_SECONDS = 5.0  # RQ's own beats, at most this often (its worker key lives worker_ttl + 60 s)
 SUSPENSION_CHECK_SECONDS = 1.0  # ``rq suspend`` is noticed within this (RQ asks before every job)
+BURST_PATIENCE_SECONDS = 5.0  # --burst gives up when nothing moved for a lease and this long
 
 
 class BotWorker(SimpleWorker):
@@ -125,7 +126,7 @@ def _ask_stop(signum: int, frame: FrameType | None) -> None:
 
 
 def _make_worker(redis: Any, cfg: WorkerConfig) -> SimpleWorker:
-    return BotWorker([queue(redis, cfg)], connection=redis, serializer=SERIALIZER, log_job_description=False)
+    return BotWorker([rq_queue(redis, cfg)], connection=redis, serializer=SERIALIZER, log_job_description=False)
 
 
 def run_single(url: str, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> int:
@@ -147,8 +148,8 @@ def run_single(url: str, cfg: WorkerConfig, burst: bool, sweeper: bool, level: s
 
 def _burst(redis: Any, cfg: WorkerConfig, sweeper: bool, level: str) -> int:
     """Work and sweep until no game awaits a bot, or nothing moves for longer than a lease."""
-    keys = Keys(cfg.prefix)
-    patience = cfg.lease_ms / 1000.0 + 5.0
+    keys = BotKeys(cfg.prefix)
+    patience = cfg.lease_seconds + BURST_PATIENCE_SECONDS
     last_progress = time.monotonic()
     while True:
         counts = sweep_once(redis, cfg) if sweeper else None
@@ -159,7 +160,7 @@ def _burst(redis: Any, cfg: WorkerConfig, sweeper: bool, level: str) -> int:
             return 0
         if worked or (counts and (counts["enqueued"] or counts["replaced"])):
             last_progress = time.monotonic()
-        pending = redis.zcard(keys.awaiting()) + len(ScheduledJobRegistry(queue=queue(redis, cfg)))
+        pending = redis.zcard(keys.awaiting()) + len(ScheduledJobRegistry(queue=rq_queue(redis, cfg)))
         if not pending:
             return 0
         if time.monotonic() - last_progress > patience:
@@ -247,7 +248,6 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["CANASTA_BOT_BUDGET_MS"] = str(args.budget_ms)  # jobs read their config from it
     cfg = WorkerConfig.from_env(args.prefix, **overrides)
     url = args.redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
-    os.environ.setdefault("CANASTA_KEY_PREFIX", cfg.prefix)  # apply_move's enqueue hook reads it
     _preload()
     if early_stop.is_set():
         return 0

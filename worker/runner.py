@@ -1,9 +1,10 @@
 """One run of bot turns: load, check, choose, apply through the API's move path, repeat.
 
 Moves go through :func:`api.service.apply_move` with the version just read as the expected
-version: the same compare-and-set as a human's move, so a move is applied at most once
-whoever else (a retry, a second job, the sweeper's replacement) plays the same game. See
-:mod:`worker.jobs` for who is responsible for a game when.
+version: the same compare-and-set as a person's move, so a move is applied at most once
+whoever else (a retry, a second job, the sweeper's replacement) plays the same game. The
+moves say they are the run's own (``by_bot_run``): the run plays on, so the service
+enqueues nothing after them. See :mod:`worker.jobs` for who is responsible for a game when.
 """
 
 from __future__ import annotations
@@ -14,20 +15,14 @@ import time
 from typing import Any
 
 import bots
+from api.botqueue import ANY_VERSION, DISCARD, BotKeys, discard_awaiting, discard_command
 from api.config import Settings
-from api.errors import ApiError
-from api.keys import Keys as ApiKeys
-from api.service import Game, apply_move, game_from_record
+from api.keys import Keys
+from api.service import Game, MoveRequest, apply_move, game_from_record
+from api.service_errors import IllegalMove, ServiceError, StaleVersion
 from api.store import Store
-from worker.config import Keys, WorkerConfig
-from worker.jobs import (
-    DISCARD,
-    current_prefix,
-    discard_awaiting,
-    discard_command,
-    ensure_job,
-    playing,
-)
+from worker.config import WorkerConfig
+from worker.jobs import ensure_job
 from worker.lease import Lease
 
 log = logging.getLogger("canasta.worker")
@@ -73,8 +68,8 @@ class BotRun:
         self.game_id = game_id
         self.store = store_for(redis, cfg.prefix)
         self.settings = settings_for(cfg.prefix)
-        self.lease = Lease(redis, Keys(cfg.prefix).lease(game_id), token, cfg.lease_ms)
-        self.state_key = ApiKeys(cfg.prefix).state(game_id)
+        self.lease = Lease(redis, BotKeys(cfg.prefix).lease(game_id), token, cfg.lease_ms)
+        self.state_key = Keys(cfg.prefix).state(game_id)
         self.moves = 0
         self.illegal = 0
 
@@ -85,19 +80,15 @@ class BotRun:
     def run(self, version: int, attempt: int = 0, retry: bool = False) -> dict[str, Any]:
         """Play from ``version``; a ``retry`` (RQ re-running a failed run) plays on from any
         version, since the failed run may have moved the game on before it failed."""
-        token = current_prefix.set(self.cfg.prefix)
-        game_token = playing.set(self.game_id)
         try:
             return self._run(version, attempt, retry)
         finally:
             self.lease.release()
-            playing.reset(game_token)
-            current_prefix.reset(token)
 
     def _run(self, version: int, attempt: int, retry: bool) -> dict[str, Any]:
         game = self.load()
         if game is None:
-            discard_awaiting(self.redis, self.cfg.prefix, self.game_id, 1 << 62)
+            discard_awaiting(self.redis, self.cfg.prefix, self.game_id, ANY_VERSION)
             return self._result("gone", None)
         if game.version != version and not retry:
             return self._result("moved_on", game)  # whoever moved it on is responsible now
@@ -147,24 +138,25 @@ class BotRun:
                 return game, True  # let other games' jobs run; a new job goes on
             seat = game.state.to_act
             action = self.decide(name if attempt < FALLBACK_AFTER and self.illegal == 0 else "random", game, seat)
+            move = MoveRequest(self.game_id, seat, action, game.version, answer_view=False, by_bot_run=True)
             try:
-                result = apply_move(self.store, self.game_id, seat, action, game.version,
-                                    settings=self.settings, game=game, view=False)
-            except ApiError as e:
+                result = apply_move(self.store, self.settings, move, game=game)
+            except StaleVersion:
                 game = None
-                if e.status == 412:
-                    continue  # someone else moved: read again
-                if e.status in (403, 404, 409):
-                    return self.load(), False
+                continue  # someone else moved: read again
+            except IllegalMove as e:
+                game = None
                 self.illegal += 1
-                log.error("bot %s chose an illegal move: %s %s", name, action, e)
+                log.error("bot %s chose an illegal move: %s %s: %s", name, action, e.code, e.detail)
                 if self.illegal >= MAX_ILLEGAL:
                     raise
                 continue
+            except ServiceError:  # not its turn, the game over, gone: whatever it is now
+                return self.load(), False
             self.moves += 1
             game = result.game  # as committed: the next move needs no read (None for a replay: read)
             now = time.monotonic()
-            if now - renewed > self.cfg.lease_ms / 3000.0:
+            if now - renewed > self.cfg.renew_seconds:
                 renewed = now
                 if not self.lease.renew() and not self.lease.acquire():
                     return self.load(), False  # another job took the game over

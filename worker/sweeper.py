@@ -15,11 +15,12 @@ import time
 from collections import Counter
 from typing import Any
 
-from api.keys import Keys as ApiKeys
+from api.botqueue import ANY_VERSION, BotKeys, discard_awaiting
+from api.keys import Keys
 from api.service import game_from_record
 from api.store import Record
-from worker.config import Keys, WorkerConfig
-from worker.jobs import discard_awaiting, ensure_job
+from worker.config import WorkerConfig
+from worker.jobs import ensure_job
 from worker.runner import bot_to_act
 
 log = logging.getLogger("canasta.worker")
@@ -35,7 +36,7 @@ def _record(version: Any, meta: Any, state: Any) -> Record | None:
 
 def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
     """One pass over the awaiting set; counts of what was found (``awaiting``, ``leased``, ...)."""
-    keys, api_keys = Keys(cfg.prefix), ApiKeys(cfg.prefix)
+    keys, api_keys = BotKeys(cfg.prefix), Keys(cfg.prefix)
     counts: Counter[str] = Counter()
     start = 0
     while True:
@@ -58,7 +59,7 @@ def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
             record = _record(version, meta, state)
             game = game_from_record(g, record) if record is not None else None
             if bot_to_act(game) is None:
-                discard_awaiting(redis, cfg.prefix, g, game.version if game is not None else 1 << 62)
+                discard_awaiting(redis, cfg.prefix, g, game.version if game is not None else ANY_VERSION)
                 counts["discarded"] += 1
                 continue
             assert game is not None
@@ -68,7 +69,7 @@ def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
 
 def deep_sweep(redis: Any, cfg: WorkerConfig) -> int:
     """Scan every game of the prefix; put the ones where a bot is to act in the awaiting set."""
-    api_keys = ApiKeys(cfg.prefix)
+    api_keys = Keys(cfg.prefix)
     found = 0
     pattern = api_keys.state("*")  # "<prefix>:{*}:state": braces are literal in a SCAN match
     for key in redis.scan_iter(match=pattern, count=1000):
@@ -79,7 +80,7 @@ def deep_sweep(redis: Any, cfg: WorkerConfig) -> int:
             continue
         game = game_from_record(game_id, record)
         if bot_to_act(game) is not None:
-            redis.zadd(Keys(cfg.prefix).awaiting(), {game_id: game.version}, gt=True)
+            redis.zadd(BotKeys(cfg.prefix).awaiting(), {game_id: game.version}, gt=True)
             found += 1
     return found
 

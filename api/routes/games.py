@@ -23,6 +23,7 @@ from api.http import (
     json_response,
 )
 from api.schemas import BOTS, BotSchema, CreateGameSchema, JoinSchema, MoveSchema
+from api.service_errors import ServiceError
 
 bp = Blueprint("games", __name__)
 
@@ -97,7 +98,7 @@ def post_move(game_id: str) -> Response:
         # answered from a fresh read instead, exactly as without the cache.
         try:
             return _post_move(game_id, token, cached)
-        except (ApiError, ValidationError, HTTPException, _AskAgain):
+        except (ServiceError, ApiError, ValidationError, HTTPException, _AskAgain):
             pass
     return _post_move(game_id, token, None)
 
@@ -124,11 +125,8 @@ def _post_move(game_id: str, token: str, cached: service.Game | None) -> Respons
     dry_run = bool_arg("dry_run")
     body = json_body(_move, _moves_loaded)
     expected = if_match_version(game.version)
-    key = idempotency_key()
-    if game.is_bot(seat):
-        raise ApiError(403, "seat_is_bot", f"Seat {seat} is played by a bot.")
-    result = service.apply_move(c.store, game_id, seat, body["action"], expected, key, dry_run,
-                                settings=c.settings, game=game)
+    move = service.MoveRequest(game_id, seat, body["action"], expected, idempotency_key(), dry_run)
+    result = service.apply_move(c.store, c.settings, move, game=game)
     if cached is not None and result.replayed:
         raise _AskAgain
     headers = {"ETag": etag(result.version), "Cache-Control": "no-store"}
@@ -145,7 +143,7 @@ def get_hint(game_id: str) -> Response:
     if bot not in BOTS:
         raise ApiError(400, "invalid_parameter", f"bot is one of {', '.join(BOTS)}.")
     c = ctx()
-    result = service.hint(c.store, game_id, token, bot, settings=c.settings)
+    result = service.hint(c.store, c.settings, game_id, token, bot)
     return json_response(result, headers={"Cache-Control": "no-store"})
 
 

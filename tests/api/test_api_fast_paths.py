@@ -10,6 +10,7 @@ from api_helpers import Table, four_humans
 from flask.testing import FlaskClient
 
 from api import eventcodec, service
+from api.config import Settings
 from api.redis_io import pack
 from api.store import RATE_LIMIT, Store
 
@@ -19,14 +20,15 @@ def _draw_phase_seat(t: Table) -> tuple[int, str]:
     return view["view"]["to_act"], etag
 
 
-def test_a_stale_cached_version_is_answered_from_a_fresh_read(client: FlaskClient, store: Store) -> None:
+def test_a_stale_cached_version_is_answered_from_a_fresh_read(client: FlaskClient, store: Store,
+                                                               settings: Settings) -> None:
     t = Table(client, four_humans(seed=11))
     seat, _ = _draw_phase_seat(t)
     view, etag = t.view(seat)  # this process caches the game at this version
     version = int(etag.strip('"'))
     assert service.CACHE.get(t.id, version) is not None
     # another process moves (here: the service directly, as the bot worker does)
-    service.apply_move(store, t.id, seat, {"type": "draw"}, version)
+    service.apply_move(store, settings, service.MoveRequest(t.id, seat, {"type": "draw"}, version))
     # the mover's If-Match names the cached, now stale version: 412 with the current one
     r = t.move(seat, {"type": "draw"}, etag)
     assert r.status_code == 412, r.get_json()

@@ -3,18 +3,15 @@ rate limits."""
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import Any
 
 import orjson
-import pytest
 from api_helpers import Table, auth, four_humans
 from flask import Flask
 from flask.testing import FlaskClient
 
 import engine
-from api import Settings, create_app, service
+from api import Settings, botqueue, create_app, service
 from api.store import Store
 
 PROBLEM = "application/problem+json"
@@ -323,11 +320,18 @@ def test_rate_limit_per_token(redis_url: str, key_prefix: str) -> None:
     Store(app.extensions["canasta"].store.redis, key_prefix + ":rt-test").delete_all()
 
 
-def test_seat_to_bot_and_bot_hook(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[tuple[str, int]] = []
-    jobs = types.ModuleType("worker.jobs")
-    jobs.enqueue_bot_turn = lambda redis, game_id, version, **kw: calls.append((game_id, version))  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "worker.jobs", jobs)
+def test_seat_to_bot_and_bot_hook(client: FlaskClient) -> None:
+    """A change after which a bot is to act hands the turn to the bot queue (by name: the
+    API does not import the worker); one after which a person is to act does not."""
+    store = client.application.extensions["canasta"].store
+    queue = botqueue.rq_queue(store.redis, botqueue.config_for(store.keys.prefix))
+    awaiting = botqueue.BotKeys(store.keys.prefix).awaiting()
+
+    def calls() -> list[tuple[str, int | None]]:
+        jobs = [jid for jid in queue.job_ids if jid.startswith(f"bot-{t.id}-")]
+        score = store.redis.zscore(awaiting, t.id)
+        return [(jid, int(score) if score is not None else None) for jid in jobs]
+
     t = Table(client, {"preset": "classic", "seats": [{"name": "a"}, None, {"name": "c"}, None], "seed": 1})
     assert_problem(client.post(f"/games/{t.id}/seats/1/bot", json={"bot": "greedy"}), 401, "missing_token")
     assert_problem(client.post(f"/games/{t.id}/seats/1/bot", json={"bot": "nobody"}, headers=auth(t.tokens[0])), 422)
@@ -335,14 +339,16 @@ def test_seat_to_bot_and_bot_hook(client: FlaskClient, monkeypatch: pytest.Monke
     assert r.status_code == 200 and r.get_json()["seats"][1]["bot"] == "greedy" and r.get_json()["seat"] == 2
     r = client.post(f"/games/{t.id}/seats/3/bot", json={"bot": "random"}, headers=auth(t.tokens[0]))
     assert r.get_json()["status"] == "playing"
-    assert calls == []  # seat 0 plays first: a person
+    assert calls() == []  # seat 0 plays first: a person
     view, etag = t.view(0)
     r = t.move(0, {"type": "draw"}, etag)
     view = r.get_json()["view"]
     card = view["legal"]["discards"][0]
     r = t.move(0, {"type": "discard", "card": card}, r.headers["ETag"])
     assert r.status_code == 200 and r.get_json()["view"]["to_act"] == 1
-    assert calls == [(t.id, r.get_json()["version"])]
+    version = r.get_json()["version"]
+    assert calls() == [(botqueue.job_id(t.id, version), version)]
+    assert queue.fetch_job(botqueue.job_id(t.id, version)).func_name == botqueue.JOB_FUNC == "worker.jobs.play_bot_turns"
     # the person who handed seat 0 over keeps reading it but no longer moves it
     client.post(f"/games/{t.id}/seats/0/bot", json={"bot": "random"}, headers=auth(t.tokens[0]))
     _, etag = t.view(0)

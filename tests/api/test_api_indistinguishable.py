@@ -36,7 +36,8 @@ from hypothesis import strategies as st
 import engine
 from api import service
 from api.config import Settings
-from api.errors import ApiError
+from api.errors import service_problem
+from api.service_errors import ServiceError
 from api.store import Store
 from bots import NAMES as BOTS
 from bots import Budget
@@ -119,17 +120,17 @@ class Twin:
 
     def move(self, seat: int, action: dict[str, Any], version: int, dry_run: bool = False) -> Any:
         try:
-            return service.apply_move(self.store, self.id, seat, action, version, dry_run=dry_run,
-                                      settings=self.cfg).body
-        except ApiError as e:
-            return {"status": e.status, **e.to_dict()}
+            return service.apply_move(self.store, self.cfg,
+                                      service.MoveRequest(self.id, seat, action, version, dry_run=dry_run)).body
+        except ServiceError as e:
+            return service_problem(e).to_dict()
 
 
 def _answer(call: Any) -> Any:
     try:
         return call()
-    except ApiError as e:
-        return {"status": e.status, **e.to_dict()}
+    except ServiceError as e:
+        return service_problem(e).to_dict()
 
 
 def illegal_actions(s: engine.State, seat: int) -> list[dict[str, Any]]:
@@ -161,8 +162,8 @@ def answers(twin: Twin, seat: int, legal: list[dict[str, Any]]) -> list[tuple[st
     out.append(("stale dry run", twin.move(seat, tries[0], game.version - 1, dry_run=True)))
     out.append(("illegal move", twin.move(seat, illegal_actions(s, seat)[0], game.version)))
     for bot in BOTS:
-        out.append((f"hint {bot}", _answer(lambda bot=bot: service.hint(twin.store, twin.id, token, bot,
-                                                                        settings=twin.cfg, budget=HINT_BUDGET))))
+        out.append((f"hint {bot}", _answer(lambda bot=bot: service.hint(twin.store, twin.cfg, twin.id, token, bot,
+                                                                        budget=HINT_BUDGET))))
     events = [service.render_event(e.id, e.fields, seat) for e in twin.store.events_after(twin.id, "0-0", 100_000)]
     for n, event in enumerate(events):
         event["id"] = f"event-{n}"

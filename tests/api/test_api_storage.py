@@ -27,8 +27,8 @@ def _play(store: Store, settings: Settings, game_id: str, moves: int, seed: int 
         if game.status != "playing" or game.state is None:
             break
         seat = game.state.to_act
-        service.apply_move(store, game_id, seat, bots.choose("random", game.state, seat, rng), game.version,
-                           settings=settings, view=False)
+        action = bots.choose("random", game.state, seat, rng)
+        service.apply_move(store, settings, service.MoveRequest(game_id, seat, action, game.version, answer_view=False))
         done += 1
     return done
 

@@ -101,8 +101,8 @@ def run_worker(redis: Any, cfg: WorkerConfig, rounds: int = 50) -> None:
     """In-process SimpleWorker bursts (no fork) until the queue and its retries are empty."""
     from rq.registry import ScheduledJobRegistry
 
+    from api.botqueue import rq_queue as queue
     from worker.cli import _make_worker
-    from worker.jobs import queue
 
     for _ in range(rounds):
         _make_worker(redis, cfg).work(burst=True, with_scheduler=True, logging_level="WARNING")

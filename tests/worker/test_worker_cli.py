@@ -13,10 +13,10 @@ from typing import Any
 import orjson
 
 from api import service
+from api.botqueue import BotKeys as Keys
 from api.config import Settings
 from api.store import Store
 from tests.worker.conftest import LEASE_MS, event_versions, new_game
-from worker.config import Keys
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,11 +10,14 @@ from rq.job import Job
 
 import bots
 from api import service
+from api.botqueue import BotKeys as Keys
+from api.botqueue import job_id, notify
+from api.botqueue import rq_queue as queue
 from api.config import Settings
 from api.store import Store
 from tests.worker.conftest import event_versions, move_events, new_game, run_worker
-from worker.config import Keys, WorkerConfig
-from worker.jobs import enqueue_bot_turn, ensure_job, job_id, queue
+from worker.config import WorkerConfig
+from worker.jobs import ensure_job
 from worker.runner import BotRun
 from worker.sweeper import deep_sweep, sweep_once
 
@@ -102,15 +105,16 @@ def test_the_same_job_enqueued_twice_is_applied_once(wstore: Store, wsettings: S
     game = service.load_game(wstore, gid)
     # the human plays a turn through the service (as the HTTP route does)
     while game.state.to_act == 0:
-        service.apply_move(rclient, gid, 0, bots.choose("greedy", game.state, 0), game.version, settings=wsettings)
+        move = service.MoveRequest(gid, 0, bots.choose("greedy", game.state, 0), game.version)
+        service.apply_move(wstore, wsettings, move)
         game = service.load_game(wstore, gid)
     v = game.version
     q = queue(rclient, cfg)
     assert job_id(gid, v) in q.job_ids
-    assert enqueue_bot_turn(rclient, gid, v) is None  # the duplicate is dropped
+    assert notify(rclient, cfg, gid, v) is None  # the duplicate is dropped
     assert q.job_ids.count(job_id(gid, v)) == 1
     run_worker(rclient, cfg)
-    assert enqueue_bot_turn(rclient, gid, v) is None  # still dropped after the run finished
+    assert notify(rclient, cfg, gid, v) is None  # still dropped after the run finished
     run_worker(rclient, cfg)
     # running the same run again by hand changes nothing: the version has moved on
     assert BotRun(rclient, cfg, gid, "manual").run(v)["outcome"] == "moved_on"

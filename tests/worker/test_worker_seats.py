@@ -10,10 +10,10 @@ from typing import Any
 
 import engine
 from api import service
+from api.botqueue import BotKeys as Keys
 from api.store import Store
 from tests.worker.conftest import move_events
 from tests.worker.test_worker_cli import kill_group, wait_for, worker
-from worker.config import Keys
 
 
 def auth(token: str) -> dict[str, str]:
