@@ -17,9 +17,11 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/pytest -q
 
 # The slow soak runs only (CI runs them after `make test`).
@@ -38,10 +40,11 @@ readme-screenshot: $(STAMP)
 # Everything, soak runs and browser tests included.
 test-all: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/pytest -q -m ''
 
 bench: $(STAMP)
 	$(BIN)/canasta bench engine
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache
