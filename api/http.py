@@ -22,6 +22,7 @@ from api.tokens import TOKEN_RE
 JSON = "application/json"
 _ETAG_RE = re.compile(r'^"(\d{1,18})"$')
 _IDEM_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+IDEMPOTENCY_KEY_HEX = 40  # hex digits of an Idempotency-Key's hash in its Redis key (160 bits)
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ def idempotency_key() -> str | None:
         return None
     if not _IDEM_RE.match(value):
         raise ApiError(400, "invalid_idempotency_key", "An Idempotency-Key is 1 to 255 visible ASCII characters.")
-    return hashlib.sha256(value.encode()).hexdigest()[:40]
+    return hashlib.sha256(value.encode()).hexdigest()[:IDEMPOTENCY_KEY_HEX]
 
 
 def bool_arg(name: str) -> bool:

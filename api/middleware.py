@@ -28,6 +28,9 @@ ANY_QUERY = frozenset({"web.table", "static"})
 ALLOW_HEADERS = "Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID"
 EXPOSE_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed"
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
+BEARER = "bearer "  # the Authorization scheme of a token, lower-cased
+TOKEN_IDENT_HEX = 32  # hex digits of a token's hash that name its rate-limit counters
+NAMES_SHOWN, NAME_SHOWN = 5, 40  # unknown query parameters named in the error, and their length
 
 
 def _origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
@@ -43,10 +46,11 @@ def _rate_limit() -> Response | None:
     if s.rate_limit_per_address > 0:
         counters.append(("addr", request.remote_addr or "unknown", s.rate_limit_per_address))
     header = request.headers.get("Authorization", "")
-    if header[:7].lower() == "bearer " and header[7:].strip():
+    token = header[len(BEARER):].strip()
+    if header[:len(BEARER)].lower() == BEARER and token:
         hints = s.rate_limit_hints_per_token if request.endpoint == "games.get_hint" else 0
         if s.rate_limit_per_token > 0 or hints > 0:
-            ident = hashlib.sha256(header[7:].strip().encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            ident = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:TOKEN_IDENT_HEX]
             if s.rate_limit_per_token > 0:
                 counters.append(("tok", ident, s.rate_limit_per_token))
             if hints > 0:  # hints may run a search: their own, lower limit
@@ -71,7 +75,7 @@ def _unknown_query() -> Response | None:
     unknown = sorted(set(request.args) - QUERY_PARAMS.get(request.endpoint, frozenset()))
     if not unknown:
         return None
-    names = ", ".join(repr(u[:40]) for u in unknown[:5])
+    names = ", ".join(repr(u[:NAME_SHOWN]) for u in unknown[:NAMES_SHOWN])
     return problem_response(ApiError(400, "unknown_parameter", f"Unknown query parameter(s): {names}."))
 
 

@@ -36,11 +36,20 @@ COMPACT = Script.packaged("compact.lua")  # the fold of old log lines into a chu
 RATE_LIMIT = Script.packaged("ratelimit.lua")  # every counter of a request in one call
 
 
+HEALTH_CHECK_SECONDS = 30  # a connection idle this long is pinged before its next command
+CONNECT_TIMEOUT_SECONDS = 5
+REPLY_MARGIN_SECONDS = 10  # a socket waits this much longer than the longest blocking read
+EVENTS_PER_READ = 500  # events a read returns at most (a reader asks again for more)
+SCAN_COUNT = 1000  # keys a SCAN step looks at
+DELETE_BATCH = 500  # keys per DEL
+
+
 def connect(url: str, max_block_seconds: float = 30.0) -> redis.Redis:
     """A client for one process (bytes replies: RQ shares it). Its socket timeout outlasts
     the longest blocking read (XREAD BLOCK) the API makes."""
-    return redis.Redis.from_url(url, decode_responses=False, health_check_interval=30,
-                                socket_connect_timeout=5, socket_timeout=max_block_seconds + 10)
+    return redis.Redis.from_url(url, decode_responses=False, health_check_interval=HEALTH_CHECK_SECONDS,
+                                socket_connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                                socket_timeout=max_block_seconds + REPLY_MARGIN_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -231,14 +240,14 @@ class Store:
     def cache_hint(self, game_id: str, version: int, seat: int, bot: str, answer: bytes, ttl: int) -> None:
         self.execute("SET", self.keys.hint(game_id, version, seat, bot), answer, "EX", int(ttl), "NX")
 
-    def events_after(self, game_id: str, after: str, count: int = 500) -> list[Event]:
+    def events_after(self, game_id: str, after: str, count: int = EVENTS_PER_READ) -> list[Event]:
         """Events with ids strictly after ``after`` (oldest first)."""
         if after == LAST_STREAM_ID:  # nothing can follow it (and Redis refuses "(" + it)
             return []
         rows = self.redis.xrange(self.keys.events(game_id), min=f"({after}", max="+", count=count)
         return [_event(r) for r in rows]
 
-    def wait_events(self, game_id: str, after: str, timeout_ms: int, count: int = 500) -> list[Event]:
+    def wait_events(self, game_id: str, after: str, timeout_ms: int, count: int = EVENTS_PER_READ) -> list[Event]:
         """Block until events after ``after`` exist (or the timeout passes)."""
         if timeout_ms <= 0:
             return self.events_after(game_id, after, count)
@@ -352,9 +361,9 @@ class Store:
         """Delete every key under this prefix (tests use their own prefix)."""
         deleted = 0
         batch: list[bytes] = []
-        for key in self.redis.scan_iter(match=self.keys.all_pattern(), count=1000):
+        for key in self.redis.scan_iter(match=self.keys.all_pattern(), count=SCAN_COUNT):
             batch.append(key)
-            if len(batch) >= 500:
+            if len(batch) >= DELETE_BATCH:
                 deleted += self.redis.delete(*batch)
                 batch = []
         if batch:

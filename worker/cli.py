@@ -27,12 +27,13 @@ from rq.registry import ScheduledJobRegistry
 from rq.utils import now as rq_now
 
 from api.botqueue import SERIALIZER, BotKeys, rq_queue
+from api.config import Settings
 from worker.config import WorkerConfig
 from worker.sweeper import Sweeper, sweep_once
 
 log = logging.getLogger("canasta.worker")
 
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_REDIS_URL = Settings.redis_url  # the API's default
 
 
 def parser() -> argparse.ArgumentParser:
@@ -68,6 +69,9 @@ def _connect(url: str) -> Any:
 HEARTBEAT_SECONDS = 5.0  # RQ's own beats, at most this often (its worker key lives worker_ttl + 60 s)
 SUSPENSION_CHECK_SECONDS = 1.0  # ``rq suspend`` is noticed within this (RQ asks before every job)
 BURST_PATIENCE_SECONDS = 5.0  # --burst gives up when nothing moved for a lease and this long
+BURST_PAUSE_SECONDS = 0.2  # --burst waits this long between rounds while games await a bot
+SUPERVISE_SECONDS = 0.5  # the pool looks at its worker processes this often
+SHUTDOWN_SECONDS = 30.0  # stopping, worker processes get this long to finish their jobs
 
 
 class BotWorker(SimpleWorker):
@@ -166,7 +170,7 @@ def _burst(redis: Any, cfg: WorkerConfig, sweeper: bool, level: str) -> int:
         if time.monotonic() - last_progress > patience:
             log.warning("burst: %d game(s) still await a bot; giving up after %.0f s", pending, patience)
             return 1
-        time.sleep(0.2)
+        time.sleep(BURST_PAUSE_SECONDS)
 
 
 def _child(url: str, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> None:
@@ -208,12 +212,12 @@ def run_pool(url: str, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, le
                     if not p.is_alive():
                         log.warning("worker process %s exited with %s; starting another", p.pid, p.exitcode)
                         procs[i] = spawn()
-            stop.wait(0.5)
+            stop.wait(SUPERVISE_SECONDS)
     finally:
         for p in procs:
             if p.is_alive() and p.pid:
                 os.kill(p.pid, signal.SIGTERM)  # RQ: warm shutdown, the current job ends first
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + SHUTDOWN_SECONDS
         for p in procs:
             p.join(max(0.1, deadline - time.monotonic()))
             if p.is_alive():

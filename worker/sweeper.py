@@ -25,7 +25,8 @@ from worker.runner import bot_to_act
 
 log = logging.getLogger("canasta.worker")
 
-BATCH = 500
+BATCH = 500  # games of the awaiting set read per round trip
+SCAN_COUNT = 1000  # keys a SCAN step of the deep sweep looks at
 
 
 def _record(version: Any, meta: Any, state: Any) -> Record | None:
@@ -72,7 +73,7 @@ def deep_sweep(redis: Any, cfg: WorkerConfig) -> int:
     api_keys = Keys(cfg.prefix)
     found = 0
     pattern = api_keys.state("*")  # "<prefix>:{*}:state": braces are literal in a SCAN match
-    for key in redis.scan_iter(match=pattern, count=1000):
+    for key in redis.scan_iter(match=pattern, count=SCAN_COUNT):
         k = key.decode() if isinstance(key, bytes) else key
         game_id = k[k.index("{") + 1:k.index("}")]
         record = _record(*redis.hmget(k, "version", "meta", "state"))
