@@ -26,28 +26,19 @@ import engine
 from api import botqueue, eventcodec, gamelog, logcodec
 from api.config import Settings
 from api.service_errors import (
+    Conflict,
     GameNotFound,
-    GameNotOver,
-    GameNotPlaying,
-    GameNotStarted,
     GameOver,
-    GameStarted,
-    IdempotencyKeyReused,
     IllegalMove,
-    InvalidRules,
     InvalidToken,
     MissingToken,
-    NoGameId,
+    NotAllowed,
+    NotFound,
     NotYourTurn,
     SeatControlDenied,
-    SeatCount,
-    SeatIsBot,
-    SeatNotBot,
-    SeatNotFound,
-    SeatTaken,
-    SeedNotAllowed,
     StaleVersion,
-    TooBusy,
+    Unavailable,
+    Unprocessable,
 )
 from api.store import Commit, Record, Store
 from api.tokens import find_seat, hash_token, new_game_id, new_token
@@ -409,15 +400,15 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any], *,
     """
     seed = body.get("seed")
     if seed is not None and not settings.test_seeds:
-        raise SeedNotAllowed()
+        raise Unprocessable("seed_not_allowed", "A seed is accepted only by a server started with test seeds enabled.")
     try:
         rules = engine.resolve(body["preset"], body.get("players"), body.get("rules") or None)
     except engine.RulesError as e:
-        raise InvalidRules(str(e)) from None
+        raise Unprocessable("invalid_rules", str(e)) from None
     _check_playable(rules)
     specs = body["seats"]
     if len(specs) != rules.players:
-        raise SeatCount(rules.players, len(specs))
+        raise Unprocessable("seat_count", f"This game has {rules.players} seats; {len(specs)} were given.")
     tokens: dict[int, str] = {}
     seats = []
     for n, spec in enumerate(specs):
@@ -437,7 +428,7 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any], *,
         if result.outcome == "ok":
             break
     else:  # pragma: no cover - 72-bit ids do not collide
-        raise NoGameId()
+        raise Unavailable("unavailable", "Could not allocate a game id; try again.")
     response = game_view(change.game(game_id, result.version), None, with_rules=True)
     response["seats"] = [{**s, "token": tokens.get(s["seat"])} for s in response["seats"]]
     return response, result.version
@@ -458,12 +449,12 @@ def _check_playable(rules: engine.RuleOptions) -> None:
         engine.deal(engine.new_game(rules), *engine.shuffle(rules, random.Random(0))[:2])
     except Exception as e:  # noqa: BLE001 - any failure means: not playable
         log.warning("rules accepted by resolve() but not playable: %r (%r)", rules, e)
-        raise InvalidRules("These rule options cannot be played together.") from None
+        raise Unprocessable("invalid_rules", "These rule options cannot be played together.") from None
 
 
 def _seat_or_404(game: Game, seat: int) -> None:
     if not 0 <= seat < game.players:
-        raise SeatNotFound(f"Game {game.id} has seats 0 to {game.players - 1}.")
+        raise NotFound("seat_not_found", f"Game {game.id} has seats 0 to {game.players - 1}.")
 
 
 def _deal_news(state: engine.State | None, viewer: int | None) -> dict[str, Any]:
@@ -484,7 +475,7 @@ def _change_seats(store: Store, settings: Settings, game_id: str,
                   decide: Callable[[Game, Record], Change], busy: str) -> Game:
     """A change of who sits where: ``decide`` checks the game as read (raising a refusal)
     and says the change; the compare-and-set is tried again on a fresh read when another
-    change won, up to :data:`MAX_CAS_RETRIES` times (then :class:`TooBusy`, ``busy``)."""
+    change won, up to :data:`MAX_CAS_RETRIES` times (then a ``conflict``: ``busy``)."""
     for _ in range(MAX_CAS_RETRIES):
         record = _load_record(store, game_id)
         game = game_from_record(game_id, record)
@@ -492,7 +483,7 @@ def _change_seats(store: Store, settings: Settings, game_id: str,
         result = commit_change(store, settings, game_id, game, change)
         if result.outcome == "ok":
             return change.game(game_id, result.version)
-    raise TooBusy(busy)
+    raise Conflict("conflict", busy)
 
 
 def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str) -> dict[str, Any]:
@@ -503,9 +494,9 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
         _seat_or_404(game, seat)
         current = game.meta["seats"][seat]
         if current.get("name") is not None or current.get("bot") is not None:
-            raise SeatTaken("seat_taken", f"Seat {seat} is already taken.")
+            raise Conflict("seat_taken", f"Seat {seat} is already taken.")
         if game.status != "waiting":  # pragma: no cover - a started game has no open seat
-            raise GameStarted()
+            raise Conflict("game_started", "The game has started.")
         meta = _with_seat(game.meta, seat, name=name, token=hash_token(token))
         state, lines = _start(game_id, meta, game.rules()) if _filled(meta) else (None, [])
         return Change("joined", meta, state,
@@ -543,9 +534,9 @@ def _may_hand_to_bot(store: Store, game: Game, record_turn_at: int | None, seat:
     if target.get("name") is None:
         if target.get("bot") is None:
             return "open_seat"
-        raise SeatTaken("seat_taken", f"Seat {seat} is played by a bot; it belongs to nobody.")
+        raise Conflict("seat_taken", f"Seat {seat} is played by a bot; it belongs to nobody.")
     if target.get("bot") is not None:
-        raise SeatTaken("already_bot", f"Seat {seat} is already played by a bot.")
+        raise Conflict("already_bot", f"Seat {seat} is already played by a bot.")
     timeout = turn_timeout(game.meta)
     if timeout == NO_TURN_TIMEOUT:
         raise SeatControlDenied("turn_timeout_disabled",
@@ -612,7 +603,7 @@ def take_seat_back(store: Store, settings: Settings, game_id: str, seat: int, to
             raise GameOver()
         bot = game.meta["seats"][seat].get("bot")
         if bot is None:
-            raise SeatNotBot(seat)
+            raise Conflict("seat_not_bot", f"Seat {seat} is not played by a bot.")
         by = caller
         return Change("bot_removed", _with_seat(game.meta, seat, bot=None), game.state,
                       for_each_viewer(game.players, lambda v: {"seat": seat, "bot": bot, "by": by}),
@@ -669,7 +660,7 @@ def apply_move(store: Store, settings: Settings, move: MoveRequest, *, game: Gam
     if game is None or game.id != move.game_id:
         game = load_game(store, move.game_id)
     if not move.by_bot_run and 0 <= move.seat < game.players and game.is_bot(move.seat):
-        raise SeatIsBot(move.seat)
+        raise NotAllowed("seat_is_bot", f"Seat {move.seat} is played by a bot.")
     fingerprint = _fingerprint(move.action) if move.idempotency_key is not None else ""  # only keys need it
     if move.idempotency_key is not None and not move.dry_run:
         record = store.get_idempotency(move.game_id, move.seat, move.idempotency_key, settings.idempotency_seconds)
@@ -700,7 +691,7 @@ def _fingerprint(action: dict[str, Any]) -> str:
 def _replay(record: bytes, fingerprint: str) -> MoveResult:
     stored = orjson.loads(record)
     if stored["fingerprint"] != fingerprint:
-        raise IdempotencyKeyReused()
+        raise Unprocessable("idempotency_key_reused", "This Idempotency-Key was used with another request body.")
     return MoveResult(stored["body"], int(stored["version"]), replayed=True)
 
 
@@ -708,14 +699,14 @@ def _state_to_move(game: Game, move: MoveRequest) -> engine.State:
     """The state ``move`` is made in, if the game is being played at the version the
     mover saw and it is the mover's turn."""
     if game.status == "waiting":
-        raise GameNotStarted()
+        raise Conflict("game_not_started", "The game starts when every seat is filled.")
     if game.status == "over" or game.state is None:
         raise GameOver()
     if move.expected_version is not None and move.expected_version != game.version:
         raise StaleVersion(game.version, move.expected_version)
     state = game.state
     if not 0 <= move.seat < state.rules.players:
-        raise SeatNotFound("No such seat.")
+        raise NotFound("seat_not_found", "No such seat.")
     if state.to_act != move.seat:
         raise NotYourTurn(state.to_act if state.to_act >= 0 else None, move.seat)
     return state
@@ -812,7 +803,7 @@ def dry_run_answer(game: Game, seat: int, action: dict[str, Any], after: engine.
 def read_log(store: Store, game_id: str) -> list[bytes]:
     game = load_game(store, game_id)
     if game.status != "over":
-        raise GameNotOver("The log reveals every hand: it is published when the game ends.")
+        raise NotAllowed("game_not_over", "The log reveals every hand: it is published when the game ends.")
     return store.read_log(game_id)
 
 
@@ -829,7 +820,7 @@ def hint(store: Store, settings: Settings, game_id: str, token: str | None, bot:
     game = load_game(store, game_id)
     seat = _seat_of(game, token, "A hint is for a seat: send its bearer token.")
     if game.status != "playing" or game.state is None:
-        raise GameNotPlaying("Hints are given while the game is played.")
+        raise Conflict("game_not_playing", "Hints are given while the game is played.")
     if game.state.to_act != seat:
         raise NotYourTurn(game.state.to_act if game.state.to_act >= 0 else None, seat)
     keep = settings.hint_cache_seconds
