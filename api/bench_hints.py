@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import socket
 import subprocess
@@ -28,10 +29,12 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 
+import bots
 from api import procstat
 from api.bench import HOST, Client, _get, _health_phase, _percentile, _post
 from api.embedded import EmbeddedRedis
@@ -41,25 +44,42 @@ CREATE_BODY = orjson.dumps({"preset": "classic", "seats": [{"name": f"hint{i}"} 
 DRAW = orjson.dumps({"action": {"type": "draw"}})
 
 
+# the numeric options: (flag, type, default, what it is)
+OPTIONS: list[tuple[str, type, float, str]] = [
+    ("--games", int, 600, "positions to ask about"),
+    ("--connections", int, 16, "concurrent clients"),
+    ("--seconds", float, 10.0, "each hint phase"),
+    ("--health-seconds", float, 5.0, "the /healthz phase"),
+    ("--workers", int, 2, "gunicorn workers"),
+    ("--threads", int, 16, "threads per worker, as canasta serve"),
+]
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="canasta bench hints", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--games", type=int, default=600, help="positions to ask about (default 600)")
-    p.add_argument("--connections", type=int, default=16, help="concurrent clients (default 16)")
-    p.add_argument("--seconds", type=float, default=10.0, help="each hint phase (default 10)")
-    p.add_argument("--health-seconds", type=float, default=5.0, help="the /healthz phase (default 5)")
-    p.add_argument("--bot", default="expert", choices=("random", "greedy", "expert"), help="default expert")
-    p.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
-    p.add_argument("--threads", type=int, default=16, help="threads per worker (default 16, as canasta serve)")
+    for flag, kind, default, what in OPTIONS:
+        p.add_argument(flag, type=kind, default=kind(default), help=f"{what} (default {default:g})")
+    p.add_argument("--bot", default="expert", choices=bots.NAMES, help="default expert")
     p.add_argument("--redis-url", default=None, help="Redis (default: $REDIS_URL, else an embedded Valkey)")
     return p
+
+
+@contextlib.asynccontextmanager
+async def _connection(client: Client) -> AsyncIterator[Any]:
+    """One keep-alive connection of ``canasta bench api``'s raw-socket driver, closed after."""
+    conn = await client.connect()
+    try:
+        yield conn
+    finally:
+        if conn.transport is not None:
+            conn.transport.close()
 
 
 async def _setup(client: Client, games: int) -> list[tuple[str, str]]:
     """``games`` games where the seat to act has drawn: (game id, that seat's token)."""
     out: list[tuple[str, str]] = []
-    conn = await client.connect()
-    try:
+    async with _connection(client) as conn:
         for _ in range(games):
             status, raw = await client.request(conn, _post("/games", CREATE_BODY))
             if status != 201:
@@ -71,9 +91,6 @@ async def _setup(client: Client, games: int) -> list[tuple[str, str]]:
             if status != 200:
                 raise RuntimeError(f"draw: {status} {raw[:200]!r}")
             out.append((game["id"], token))
-    finally:
-        if conn.transport is not None:
-            conn.transport.close()
     return out
 
 
@@ -88,8 +105,7 @@ async def _hint_phase(client: Client, positions: list[tuple[str, str]], bot: str
     cursor = [0]
 
     async def loop() -> None:
-        conn = await client.connect()
-        try:
+        async with _connection(client) as conn:
             while time.monotonic() < deadline:
                 i = cursor[0]
                 cursor[0] += 1
@@ -101,17 +117,18 @@ async def _hint_phase(client: Client, positions: list[tuple[str, str]], bot: str
                 statuses[status] += 1
                 if status == 200:
                     lat.append((time.perf_counter() - t0) * 1000)
+
+    async def guarded() -> None:
+        try:
+            await loop()
         except Exception as e:  # noqa: BLE001 - a bench reports errors, it does not crash
             errors.append(repr(e))
-        finally:
-            if conn.transport is not None:
-                conn.transport.close()
 
-    start = time.monotonic()
-    await asyncio.gather(*(loop() for _ in range(connections)))
-    elapsed = time.monotonic() - start
-    return {"rate": len(lat) / elapsed if elapsed else 0.0, "p50": _percentile(lat, .5), "p99": _percentile(lat, .99),
-            "statuses": dict(statuses), "elapsed": elapsed, "errors": errors}
+    started = time.monotonic()
+    await asyncio.gather(*(guarded() for _ in range(connections)))
+    took = time.monotonic() - started
+    return {"rate": len(lat) / took if took else 0.0, "p50": _percentile(lat, .5), "p99": _percentile(lat, .99),
+            "statuses": dict(statuses), "elapsed": took, "errors": errors}
 
 
 def _start_server(url: str, prefix: str, args: argparse.Namespace, limiter: bool) -> tuple[subprocess.Popen[bytes], int]:
@@ -128,10 +145,11 @@ def _start_server(url: str, prefix: str, args: argparse.Namespace, limiter: bool
 
 
 def _stop(server: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and SIGKILL if the server is still there 15 s later."""
     server.terminate()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         server.wait(15)
-    except subprocess.TimeoutExpired:
+    if server.poll() is None:
         server.kill()
         server.wait(5)
 
@@ -176,10 +194,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             _stop(server)
         out["loadavg"].append(procstat.loadavg())
-        store = Store(redis.Redis.from_url(url), prefix)
-        out["redis_version"] = store.redis.info("server").get("redis_version", "?")
-        store.delete_all()
-        store.redis.close()
+        with contextlib.closing(redis.Redis.from_url(url)) as client_of_redis:
+            out["redis_version"] = client_of_redis.info("server").get("redis_version", "?")
+            Store(client_of_redis, prefix).delete_all()  # the bench's games
         return out
     finally:
         if embedded is not None:

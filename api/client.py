@@ -740,7 +740,37 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 DEFAULT_RETRY_MS = 2000  # until the server says (its first line is ``retry:``)
 
 
-class EventStream:
+class _EventReader:
+    """What both ways of reading a game's events share: the game, the seat's token, the id
+    of the last event read (a new reader resumes after it), whether the game is over, and
+    :meth:`close`."""
+
+    def __init__(self, client: Client, game_id: str, token: str | None, last_id: str | None,
+                 stop_when_over: bool) -> None:
+        self.client = client
+        self.game_id = game_id
+        self.token = token
+        self.last_id = last_id
+        self.stop_when_over = stop_when_over
+        self.over = False
+        self._closed = threading.Event()
+
+    def __enter__(self) -> _EventReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop: the iteration ends."""
+        self._closed.set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+
+class EventStream(_EventReader):
     """A game's events over Server-Sent Events, read as an iterator of :class:`Event`.
 
     The first message is a ``snapshot`` of the reader's view; then one per event. When the
@@ -757,17 +787,11 @@ class EventStream:
 
     def __init__(self, client: Client, game_id: str, token: str | None = None, *, last_event_id: str | None = None,
                  stop_when_over: bool = True, read_timeout: float = 45.0, max_failures: int | None = 10) -> None:
-        self.client = client
-        self.game_id = game_id
-        self.token = token
-        self.last_id = last_event_id
+        super().__init__(client, game_id, token, last_event_id, stop_when_over)
         self.retry_ms = DEFAULT_RETRY_MS
-        self.stop_when_over = stop_when_over
         self.read_timeout = read_timeout
         self.max_failures = max_failures
         self.connections = 0  # how many times it connected (1 + reconnects)
-        self.over = False
-        self._closed = threading.Event()
         self._response: requests.Response | None = None
         self._http = requests.Session()  # its own connection: a stream holds one for minutes
         self._http.headers["User-Agent"] = USER_AGENT
@@ -781,20 +805,13 @@ class EventStream:
     def __enter__(self) -> EventStream:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def close(self) -> None:
         """Stop: the iteration ends, an open connection is shut."""
-        self._closed.set()
+        super().close()
         response = self._response
         if response is not None:
             _shutdown(response)
         self._http.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._closed.is_set()
 
     def _events(self) -> Iterator[Event]:
         failures = 0
@@ -890,7 +907,7 @@ def _shutdown(response: requests.Response) -> None:
         pass
 
 
-class LongPoll:
+class LongPoll(_EventReader):
     """A game's events read with the JSON long-poll (``?after=&wait=``): the same
     :class:`Event` objects as :class:`EventStream`, a ``snapshot`` first, for networks that
     buffer or cut streams. Each request waits up to ``wait`` seconds for an event; 429 and
@@ -899,20 +916,11 @@ class LongPoll:
 
     def __init__(self, client: Client, game_id: str, token: str | None = None, *, after: str | None = None,
                  wait: float = 25.0, stop_when_over: bool = True) -> None:
-        self.client = client
-        self.game_id = game_id
-        self.token = token
-        self.last_id = after
+        super().__init__(client, game_id, token, after, stop_when_over)
         self.wait = wait
-        self.stop_when_over = stop_when_over
-        self.over = False
-        self._closed = threading.Event()
 
     def __iter__(self) -> Iterator[Event]:
         return self._events()
-
-    def close(self) -> None:
-        self._closed.set()
 
     def _events(self) -> Iterator[Event]:
         while not self._closed.is_set():

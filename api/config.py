@@ -12,28 +12,31 @@ _TRUE = {"1", "true", "yes", "on"}
 DURABILITY = ("fsync", "waitaof", "off")
 
 
-def _env_bool(name: str, default: bool) -> bool:
+# Every setting is read from CANASTA_<FIELD NAME> unless named here (None: not read).
+ENV_NAMES: dict[str, str | None] = {"redis_url": "REDIS_URL", "rate_limit_enabled": "CANASTA_RATE_LIMIT",
+                                    "extra": None}
+
+
+def env_name(setting: str) -> str | None:
+    """The environment variable of ``setting`` (a field of :class:`Settings`)."""
+    return ENV_NAMES.get(setting, f"CANASTA_{setting.upper()}")
+
+
+def _from_env(name: str, default: Any) -> Any:
+    """The value of variable ``name`` as the type of ``default``; None: unset, or blank
+    (a blank flag is off). Lists are comma-separated; words are trimmed."""
     value = os.environ.get(name)
-    return default if value is None else value.strip().lower() in _TRUE
-
-
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    if value is None or not value.strip():
-        return default
-    return int(value)
-
-
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    if value is None or not value.strip():
-        return default
-    return float(value)
-
-
-def _env_list(name: str) -> tuple[str, ...]:
-    value = os.environ.get(name, "")
-    return tuple(part.strip() for part in value.split(",") if part.strip())
+    if value is None:
+        return None
+    if isinstance(default, bool):
+        return value.strip().lower() in _TRUE
+    if not value.strip():
+        return None
+    if isinstance(default, tuple):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(default, str):
+        return value.strip()
+    return type(default)(value)
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class Settings:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "durability", self.durability.strip().lower())
         if self.durability not in DURABILITY:
             raise ValueError(f"CANASTA_DURABILITY is one of {', '.join(DURABILITY)}, not {self.durability!r}")
         if self.durability_timeout_ms <= 0:
@@ -86,32 +90,13 @@ class Settings:
 
     @classmethod
     def from_env(cls, overrides: dict[str, Any] | None = None) -> Settings:
-        """Environment variables, then explicit overrides (field names)."""
-        s = cls(
-            redis_url=os.environ.get("REDIS_URL") or cls.redis_url,
-            key_prefix=os.environ.get("CANASTA_KEY_PREFIX") or cls.key_prefix,
-            retention_seconds=_env_int("CANASTA_RETENTION_SECONDS", cls.retention_seconds),
-            idle_seconds=_env_int("CANASTA_IDLE_SECONDS", cls.idle_seconds),
-            idempotency_seconds=_env_int("CANASTA_IDEMPOTENCY_SECONDS", cls.idempotency_seconds),
-            durability=(os.environ.get("CANASTA_DURABILITY") or cls.durability).strip().lower(),
-            durability_timeout_ms=_env_int("CANASTA_DURABILITY_TIMEOUT_MS", cls.durability_timeout_ms),
-            test_seeds=_env_bool("CANASTA_TEST_SEEDS", False),
-            cors_origins=_env_list("CANASTA_CORS_ORIGINS"),
-            max_body_bytes=_env_int("CANASTA_MAX_BODY_BYTES", cls.max_body_bytes),
-            rate_limit_enabled=_env_bool("CANASTA_RATE_LIMIT", True),
-            rate_limit_window=_env_int("CANASTA_RATE_LIMIT_WINDOW", cls.rate_limit_window),
-            rate_limit_per_address=_env_int("CANASTA_RATE_LIMIT_PER_ADDRESS", cls.rate_limit_per_address),
-            rate_limit_per_token=_env_int("CANASTA_RATE_LIMIT_PER_TOKEN", cls.rate_limit_per_token),
-            rate_limit_hints_per_token=_env_int("CANASTA_RATE_LIMIT_HINTS_PER_TOKEN", cls.rate_limit_hints_per_token),
-            hint_budget_ms=_env_float("CANASTA_HINT_BUDGET_MS", cls.hint_budget_ms),
-            hint_cache_seconds=_env_int("CANASTA_HINT_CACHE_SECONDS", cls.hint_cache_seconds),
-            trust_proxy=_env_bool("CANASTA_TRUST_PROXY", False),
-            sse_ping_seconds=_env_float("CANASTA_SSE_PING_SECONDS", cls.sse_ping_seconds),
-            sse_max_seconds=_env_float("CANASTA_SSE_MAX_SECONDS", cls.sse_max_seconds),
-            poll_max_wait=_env_float("CANASTA_POLL_MAX_WAIT", cls.poll_max_wait),
-            events_keep=_env_int("CANASTA_EVENTS_KEEP", cls.events_keep),
-            max_event_readers=_env_int("CANASTA_MAX_EVENT_READERS", cls.max_event_readers),
-        )
+        """Environment variables (:func:`env_name`), then explicit overrides (field names)."""
+        values = {}
+        for f in fields(cls):
+            name = env_name(f.name)
+            if name is not None and (value := _from_env(name, f.default)) is not None:
+                values[f.name] = value
+        s = cls(**values)
         if overrides:
             s = s.with_overrides(overrides)
         return s

@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -132,17 +133,16 @@ def _leave_on_signal(signum: int, frame: FrameType | None) -> None:
     raise Leave
 
 
+@dataclass
 class GameSetup:
     """The game to create: the preset, your seat (always seat 0) and the others."""
 
-    def __init__(self, preset: str, name: str, others: list[str], players: int | None,
-                 rules: dict[str, Any], seed: int | None) -> None:
-        self.preset = preset
-        self.name = name
-        self.others = others
-        self.players = players
-        self.rules = rules
-        self.seed = seed
+    preset: str
+    name: str
+    others: list[str]
+    players: int | None
+    rules: dict[str, Any]
+    seed: int | None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> GameSetup:
