@@ -943,7 +943,7 @@ class LongPoll(_EventReader):
 
 def tokens_of(created: CreatedGame) -> dict[int, str]:
     """The tokens of a new game's person seats, by seat number."""
-    return {s["seat"]: s["token"] for s in created["seats"] if s.get("token")}
+    return {s["seat"]: token for s in created["seats"] if (token := s.get("token"))}
 
 
 __all__ = [

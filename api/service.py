@@ -192,15 +192,17 @@ def _seat_of(game: Game, token: str | None, needs: str) -> int:
 
 # -- events -----------------------------------------------------------------------------
 def _envelope(kind: str, meta: dict[str, Any], state: engine.State | None) -> dict[str, Any]:
-    in_hand = state is not None and state.phase in ("draw", "play", "answer")
+    if state is None:
+        return {"type": kind, "status": meta["status"], "phase": None, "hand_no": 0, "moves": 0, "turn": None,
+                "to_act": None}
     return {
         "type": kind,
         "status": meta["status"],
-        "phase": state.phase if state is not None else None,
-        "hand_no": state.hand_no if state is not None else 0,
-        "moves": state.moves if state is not None else 0,
-        "turn": state.turn if in_hand else None,
-        "to_act": state.to_act if state is not None and state.to_act >= 0 else None,
+        "phase": state.phase,
+        "hand_no": state.hand_no,
+        "moves": state.moves,
+        "turn": state.turn if state.phase in ("draw", "play", "answer") else None,
+        "to_act": state.to_act if state.to_act >= 0 else None,
     }
 
 
@@ -571,7 +573,8 @@ def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: s
             raise GameOver()
         reason = _may_hand_to_bot(store, game, record.turn_at, seat, caller)
         meta = _with_seat(game.meta, seat, bot=bot)
-        state, lines, started = game.state, [], False
+        state, started = game.state, False
+        lines: list[bytes] = []
         if game.status == "waiting" and _filled(meta):
             state, lines = _start(game_id, meta, game.rules())
             started = True

@@ -245,13 +245,13 @@ class Store:
         if after == LAST_STREAM_ID:  # nothing can follow it (and Redis refuses "(" + it)
             return []
         rows = self.redis.xrange(self.keys.events(game_id), min=f"({after}", max="+", count=count)
-        return [_event(r) for r in rows]
+        return [_event(r) for r in rows or ()]
 
     def wait_events(self, game_id: str, after: str, timeout_ms: int, count: int = EVENTS_PER_READ) -> list[Event]:
         """Block until events after ``after`` exist (or the timeout passes)."""
         if timeout_ms <= 0:
             return self.events_after(game_id, after, count)
-        reply = self.redis.xread({self.keys.events(game_id): after}, count=count, block=timeout_ms)
+        reply: Any = self.redis.xread({self.keys.events(game_id): after}, count=count, block=timeout_ms)
         if not reply:
             return []
         if isinstance(reply, dict):  # RESP3
@@ -272,7 +272,8 @@ class Store:
 
     def read_log(self, game_id: str) -> list[bytes]:
         """The game log's lines (chunks expanded: :mod:`api.logcodec`)."""
-        return logcodec.expand(self.redis.lrange(self.keys.log(game_id), 0, -1))
+        entries: list[bytes] = self.redis.lrange(self.keys.log(game_id), 0, -1)  # type: ignore[assignment]
+        return logcodec.expand(entries)
 
     def first_event(self, game_id: str) -> tuple[str, int] | None:
         """The id and version of the oldest event the stream still holds."""

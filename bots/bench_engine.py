@@ -64,14 +64,15 @@ def main(argv: list[str]) -> int:
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, one core pinned, rates per CPU-second")
     print(f"baseline: State._replace {base:,.0f}/s")
     print(f"{'preset':<12} {'actions':>8} {'replay apply/s':>15} {'self-play/s':>12} {'replay/baseline':>16}")
-    total = [0.0, 0.0, 0]
+    replay_seconds = play_seconds = 0.0
+    n = 0
     for preset in args.presets.split(","):
-        replay_rate, play_rate, n = bench_preset(preset, args.games, args.seed)
-        total[0] += n / replay_rate
-        total[1] += n / play_rate
-        total[2] += n
-        print(f"{preset:<12} {n:>8} {replay_rate:>15,.0f} {play_rate:>12,.0f} {replay_rate / base:>16.3f}")
-    n = total[2]
-    print(f"{'all':<12} {n:>8} {n / total[0]:>15,.0f} {n / total[1]:>12,.0f} {n / total[0] / base:>16.3f}")
+        replay_rate, play_rate, actions = bench_preset(preset, args.games, args.seed)
+        replay_seconds += actions / replay_rate
+        play_seconds += actions / play_rate
+        n += actions
+        print(f"{preset:<12} {actions:>8} {replay_rate:>15,.0f} {play_rate:>12,.0f} {replay_rate / base:>16.3f}")
+    print(f"{'all':<12} {n:>8} {n / replay_seconds:>15,.0f} {n / play_seconds:>12,.0f} "
+          f"{n / replay_seconds / base:>16.3f}")
     print("goals: replay >= 50,000/s, self-play >= 10,000/s")
     return 0

@@ -61,9 +61,9 @@ def play_game(
         hand_no = state.hand_no
         state = apply(state, seat, action)
         record.lines.append({"move": state.moves, "hand": hand_no, "seat": seat, "action": action})
-        if state.phase in ("deal", "over"):
+        if state.phase in ("deal", "over") and state.hand_result is not None:
             record.lines.append(state.hand_result)
-        if state.phase == "over":
+        if state.phase == "over" and state.game_result is not None:
             record.lines.append(state.game_result)
         if state.moves > max_moves:
             raise RuntimeError(f"game did not end within {max_moves} moves")

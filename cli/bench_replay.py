@@ -24,7 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import engine
 from bots.random_bot import random_policy
@@ -34,6 +36,8 @@ from replay.reader import DEAL, MOVE, parse_bytes
 from replay.validate import rules_from_header, validate_bytes
 
 # presets at their own targets (norwegian with 5 or 6 players alone plays far longer at random)
+T = TypeVar("T")
+
 CONFIGS = [("classic", None), ("finnish", None), ("finnish-2p", None), ("finnish-3p", None), ("bicycle", None),
            ("wiki", 4), ("wiki", 6), ("norwegian", 2), ("norwegian", 4)]
 
@@ -59,10 +63,11 @@ def _engine_only(logs: list[bytes]) -> int:
     for data in logs:
         log = parse_bytes(data)
         rules = rules_from_header(log.header)
-        st = None
+        st: engine.State | None = None
         for line in log.lines:
             d = line.data
             if line.kind == MOVE:
+                assert st is not None  # a readable log deals before its first move
                 st = engine.apply(st, d["seat"], d["action"])
                 moves += 1
             elif line.kind == DEAL:
@@ -70,15 +75,16 @@ def _engine_only(logs: list[bytes]) -> int:
     return moves
 
 
-def _best(fn, repeat: int) -> tuple[float, float, object]:
+def _best(fn: Callable[[], T], repeat: int) -> tuple[float, float, T]:
     """The best of ``repeat`` runs: (wall seconds, CPU seconds, the value). CPU time is what
     one core spent; on a shared machine it is the steadier of the two."""
     wall = cpu = float("inf")
-    value = None
+    value: T | None = None
     for _ in range(repeat):
         t, c = time.perf_counter(), time.process_time()
         value = fn()
         wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
+    assert value is not None, "repeat at least once"
     return wall, cpu, value
 
 
@@ -87,7 +93,7 @@ def one_core(logs: list[bytes], repeat: int, profile: bool) -> list[tuple[str, i
     w_parse, c_parse, _ = _best(lambda: [parse_bytes(d) for d in logs], repeat)
     w_engine, c_engine, moves = _best(lambda: _engine_only(logs), repeat)
     w_full, c_full, results = _best(lambda: [validate_bytes(d, "bench") for d in logs], repeat)
-    bad = [r.describe() for r in results if not r.valid]  # type: ignore[union-attr]
+    bad = [r.describe() for r in results if not r.valid]
     assert not bad, bad[:3]
     if profile:
         prof = cProfile.Profile()

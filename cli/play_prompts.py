@@ -11,6 +11,7 @@ several moves, the moves it lists; cards can also be typed after the key (``x 7h
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,7 @@ class Choice:
     typed: str = ""
 
 
-def choices(game: dict[str, Any], cards: Cards) -> list[Choice]:
+def choices(game: Mapping[str, Any], cards: Cards) -> list[Choice]:
     """What the seat may do now (nothing unless it is to act in a game being played)."""
     view = game.get("view") or {}
     legal = view.get("legal") or {}
@@ -122,7 +123,7 @@ def from_hand(codes: list[str], hand: list[str], cards: Cards) -> list[str]:
     return codes
 
 
-def decide(text: str, game: dict[str, Any], menu: list[Choice], cards: Cards) -> Decision:
+def decide(text: str, game: Mapping[str, Any], menu: list[Choice], cards: Cards) -> Decision:
     """A line typed at the prompt, against the menu offered."""
     text = text.strip()
     if not text:
@@ -142,7 +143,7 @@ def decide(text: str, game: dict[str, Any], menu: list[Choice], cards: Cards) ->
     return typed_move(choice, rest, game, cards)
 
 
-def pick(text: str, choice: Choice, game: dict[str, Any], cards: Cards) -> Decision:
+def pick(text: str, choice: Choice, game: Mapping[str, Any], cards: Cards) -> Decision:
     """The answer to a choice's list: a number, or typed cards; empty goes back."""
     text = text.strip()
     if not text:
@@ -158,7 +159,7 @@ def pick(text: str, choice: Choice, game: dict[str, Any], cards: Cards) -> Decis
     return typed_move(choice, text, game, cards)
 
 
-def typed_move(choice: Choice, text: str, game: dict[str, Any], cards: Cards) -> Decision:
+def typed_move(choice: Choice, text: str, game: Mapping[str, Any], cards: Cards) -> Decision:
     hand = list(((game.get("view") or {}).get("hand")) or [])
     try:
         if choice.key == "x":

@@ -8,7 +8,7 @@ them, its letter), and red suits are also drawn in red.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich import box
@@ -87,7 +87,7 @@ def plural(n: int, word: str) -> str:
 
 
 # -- names --------------------------------------------------------------------------------
-def seat_name(seats: Sequence[dict[str, Any]] | None, seat: int | None, me: int | None = None) -> str:
+def seat_name(seats: Sequence[Mapping[str, Any]] | None, seat: int | None, me: int | None = None) -> str:
     if seat is None:
         return "nobody"
     if seat == me:
@@ -99,7 +99,7 @@ def seat_name(seats: Sequence[dict[str, Any]] | None, seat: int | None, me: int 
     return f"{who} (seat {seat})"
 
 
-def short_name(seats: Sequence[dict[str, Any]] | None, seat: int, me: int | None = None) -> str:
+def short_name(seats: Sequence[Mapping[str, Any]] | None, seat: int, me: int | None = None) -> str:
     """A seat in a few words: "you", its player's name, or "seat 2 (greedy)"."""
     if seat == me:
         return "you"
@@ -109,7 +109,7 @@ def short_name(seats: Sequence[dict[str, Any]] | None, seat: int, me: int | None
     return f"seat {seat} ({s['bot']})" if s is not None and s.get("bot") else f"seat {seat}"
 
 
-def team_name(view: dict[str, Any], seats: Sequence[dict[str, Any]], team: int, me: int | None = None) -> str:
+def team_name(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], team: int, me: int | None = None) -> str:
     teams = view.get("teams") or []
     names = [short_name(seats, p, me) for p in (teams[team] if team < len(teams) else [])]
     return " & ".join(names) if names else f"team {team}"
@@ -144,7 +144,7 @@ def describe_action(action: dict[str, Any], cards: Cards) -> str:
     return str(action)
 
 
-def describe_move(move: dict[str, Any], seats: Sequence[dict[str, Any]], cards: Cards, me: int | None = None) -> str:
+def describe_move(move: dict[str, Any], seats: Sequence[Mapping[str, Any]], cards: Cards, me: int | None = None) -> str:
     """One move event (engine ``describe_move``) as a sentence."""
     a = move.get("action") or {}
     kind = a.get("type")
@@ -187,7 +187,7 @@ def describe_move(move: dict[str, Any], seats: Sequence[dict[str, Any]], cards: 
     return f"{who[0].upper()}{who[1:]} {what}" + (f"; {'; '.join(extra)}" if extra else "") + "."
 
 
-def reason_text(result: dict[str, Any], seats: Sequence[dict[str, Any]], me: int | None = None) -> str:
+def reason_text(result: dict[str, Any], seats: Sequence[Mapping[str, Any]], me: int | None = None) -> str:
     by = seat_name(seats, result.get("by"), me) if result.get("by") is not None else "a player"
     reason = result.get("reason")
     if reason == "went_out":
@@ -199,7 +199,7 @@ def reason_text(result: dict[str, Any], seats: Sequence[dict[str, Any]], me: int
     return f"{str(reason).replace('_', ' ')} ({by})"
 
 
-def winner_text(result: dict[str, Any], view: dict[str, Any], seats: Sequence[dict[str, Any]],
+def winner_text(result: dict[str, Any], view: dict[str, Any], seats: Sequence[Mapping[str, Any]],
                 me: int | None = None) -> str:
     winner = result.get("winner")
     if winner is None:
@@ -217,7 +217,7 @@ SCORE_COLUMNS = (
 )
 
 
-def score_table(result: dict[str, Any], view: dict[str, Any], seats: Sequence[dict[str, Any]],
+def score_table(result: dict[str, Any], view: dict[str, Any], seats: Sequence[Mapping[str, Any]],
                 me: int | None = None) -> Table:
     """The scoring table of a hand (engine ``hand_result``)."""
     table = Table(title=f"Hand {result['hand_end']}: {reason_text(result, seats, me)}", title_justify="left",
@@ -230,7 +230,7 @@ def score_table(result: dict[str, Any], view: dict[str, Any], seats: Sequence[di
     return table
 
 
-def result_block(game: dict[str, Any], me: int | None = None) -> RenderableType:
+def result_block(game: Mapping[str, Any], me: int | None = None) -> RenderableType:
     view = game["view"] or {}
     result = view.get("result") or {}
     seats = game["seats"]
@@ -238,7 +238,7 @@ def result_block(game: dict[str, Any], me: int | None = None) -> RenderableType:
     return Group(Rule(f"Game over: {winner_text(result, view, seats, me)}"), Text(f"Final totals: {totals}"))
 
 
-def turn_text(game: dict[str, Any]) -> str:
+def turn_text(game: Mapping[str, Any]) -> str:
     view = game.get("view")
     seats = game["seats"]
     me = game.get("seat")
@@ -262,7 +262,7 @@ def turn_text(game: dict[str, Any]) -> str:
     return f"Waiting for {seat_name(seats, view.get('to_act'), me)} {doing}."
 
 
-def pile_lines(view: dict[str, Any], seats: Sequence[dict[str, Any]], cards: Cards, me: int | None) -> Text:
+def pile_lines(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], cards: Cards, me: int | None) -> Text:
     pile = view.get("pile") or {}
     text = Text("Pile: ", style="bold")
     text.append_text(cards.card(pile["top"]) if pile.get("top") else Text("empty"))
@@ -290,7 +290,7 @@ def pile_lines(view: dict[str, Any], seats: Sequence[dict[str, Any]], cards: Car
     return text
 
 
-def side_block(view: dict[str, Any], seats: Sequence[dict[str, Any]], team: int, cards: Cards,
+def side_block(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], team: int, cards: Cards,
                me: int | None) -> list[RenderableType]:
     mine = team == view.get("team")
     title = Text(("Your side: " if mine else "") + team_name(view, seats, team, me), style="bold")
@@ -320,7 +320,7 @@ def side_block(view: dict[str, Any], seats: Sequence[dict[str, Any]], team: int,
     return out
 
 
-def seats_line(game: dict[str, Any], cards: Cards) -> Text:
+def seats_line(game: Mapping[str, Any], cards: Cards) -> Text:
     view = game.get("view") or {}
     me = game.get("seat")
     text = Text()
@@ -336,7 +336,7 @@ def seats_line(game: dict[str, Any], cards: Cards) -> Text:
     return text
 
 
-def table(game: dict[str, Any], cards: Cards, rules: dict[str, Any] | None = None) -> RenderableType:
+def table(game: Mapping[str, Any], cards: Cards, rules: dict[str, Any] | None = None) -> RenderableType:
     """The whole table as the seat sees it (``rules``: the game's, which only the first
     read of a game carries)."""
     view = game.get("view")

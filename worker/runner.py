@@ -111,7 +111,7 @@ class BotRun:
             # round trip when no bot is to act in it (a removal at this version never hides
             # a newer wait: the awaiting set's scores only grow).
             settled = game is not None and bot_to_act(game) is None
-            also = (discard_command(self.cfg.prefix, self.game_id, game.version),) if settled else ()
+            also = (discard_command(self.cfg.prefix, self.game_id, game.version),) if settled and game else ()
             current, _ = self.lease.release_and_version(self.state_key, *also, scripts=(DISCARD,))
             if game is None or current != game.version:
                 game = self.load()

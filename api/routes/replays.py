@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response, request
 
 from api.errors import ApiError
@@ -21,6 +23,6 @@ def replay() -> Response:
     try:
         frames = frames_of(raw_body())
     except BadLog as e:
-        where = {k: v for k, v in (("line", e.line), ("move", e.move)) if v is not None}
+        where: dict[str, Any] = {k: v for k, v in (("line", e.line), ("move", e.move)) if v is not None}
         raise ApiError(422, e.code, e.describe(), title="The game log cannot be replayed", **where) from None
     return json_response(frames.to_json(), headers={"Cache-Control": "no-store"})
