@@ -1,4 +1,4 @@
-"""Game log lines (shared/spec/gamelog.md) as the service writes them.
+"""Game log lines (docs/gamelog.md) as the service writes them.
 
 A thin adapter over the log writers of :mod:`replay.log`, so the API and the replay tool
 write the same lines; each function returns exactly one line object.

@@ -27,7 +27,7 @@ class Keys:
         return self._game(game_id, "events")
 
     def log(self, game_id: str) -> str:
-        """List: the game log lines (gamelog.md), JSON text."""
+        """List: the game log lines (docs/gamelog.md), JSON text."""
         return self._game(game_id, "log")
 
     def idem(self, game_id: str, seat: int, key: str) -> str:

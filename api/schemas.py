@@ -111,7 +111,7 @@ ACTION_TYPES = tuple(_ACTION_SCHEMAS)
 
 
 class ActionField(fields.Field):
-    """A gamelog.md action object, checked for shape; the engine judges legality."""
+    """A game log action object (docs/gamelog.md), checked for shape; the engine judges legality."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[str, Any]:
         if not isinstance(value, dict):

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from flask.testing import FlaskClient
 
+import bots
 import engine
 from api.routes.meta import openapi_text
 
@@ -43,6 +44,11 @@ def test_served(client: FlaskClient) -> None:
 def test_presets_match_the_engine() -> None:
     spec = yaml.safe_load(openapi_text())
     assert set(spec["components"]["schemas"]["PresetName"]["enum"]) == set(engine.PRESETS)
+
+
+def test_bots_match_the_bots_package() -> None:
+    spec = yaml.safe_load(openapi_text())
+    assert spec["components"]["schemas"]["BotName"]["enum"] == list(bots.NAMES)
 
 
 def test_every_route_is_documented(client: FlaskClient) -> None:
