@@ -13,6 +13,7 @@ from flask.testing import FlaskClient
 import engine
 from api import Settings, botqueue, create_app, service
 from api.store import Store
+from tests.conftest_redis import delete_test_keys
 
 PROBLEM = "application/problem+json"
 
@@ -320,10 +321,21 @@ def test_rate_limit_per_token(redis_url: str, key_prefix: str) -> None:
     Store(app.extensions["canasta"].store.redis, key_prefix + ":rt-test").delete_all()
 
 
-def test_seat_to_bot_and_bot_hook(client: FlaskClient) -> None:
+def test_seat_to_bot_and_bot_hook(redis_url: str, key_prefix: str) -> None:
     """A change after which a bot is to act hands the turn to the bot queue (by name: the
-    API does not import the worker); one after which a person is to act does not."""
-    store = client.application.extensions["canasta"].store
+    API does not import the worker); one after which a person is to act does not. (A prefix
+    of its own: no bot worker of another test takes the job from its queue.)"""
+    app = create_app({"redis_url": redis_url, "key_prefix": key_prefix + ":hook", "test_seeds": True,
+                      "rate_limit_enabled": False})
+    client = app.test_client()
+    store = app.extensions["canasta"].store
+    try:
+        _seat_to_bot_and_bot_hook(client, store)
+    finally:
+        delete_test_keys(store.redis, store.keys.prefix)
+
+
+def _seat_to_bot_and_bot_hook(client: FlaskClient, store: Store) -> None:
     queue = botqueue.rq_queue(store.redis, botqueue.config_for(store.keys.prefix))
     awaiting = botqueue.BotKeys(store.keys.prefix).awaiting()
 
