@@ -45,7 +45,7 @@ from api.tokens import find_seat, hash_token, new_game_id, new_token
 
 log = logging.getLogger("canasta.api")
 
-MAX_CAS_RETRIES = 8  # compare-and-sets a join or a seat change tries before it gives up (409 conflict)
+MAX_CAS_RETRIES = 8  # compare-and-sets a join or a seat change tries before it gives up (a conflict)
 NEW_GAME = 0  # the version a game's compare-and-set expects when it creates the game
 
 
@@ -446,7 +446,7 @@ def _creation(game_id: str, meta: dict[str, Any], rules: engine.RuleOptions, dec
 
 def _check_playable(rules: engine.RuleOptions) -> None:
     """Deal one trial hand, so that rules the engine accepts but cannot play are refused
-    now (422) rather than failing when the last seat is filled."""
+    now (invalid_rules) rather than failing when the last seat is filled."""
     try:
         engine.deal(engine.new_game(rules), *engine.shuffle(rules, random.Random(0))[:2])
     except Exception as e:  # noqa: BLE001 - any failure means: not playable
@@ -722,7 +722,7 @@ def _judge(state: engine.State, move: MoveRequest) -> engine.State:
     except engine.IllegalMove as e:
         raise IllegalMove(e.code, e.message) from None
     except (engine.CardError, ValueError, TypeError, KeyError, IndexError):
-        log.exception("the engine failed on action %r (an engine bug: answered 422)", move.action)
+        log.exception("the engine failed on action %r (an engine bug: answered invalid_action)", move.action)
         raise IllegalMove("invalid_action", "The action is malformed.") from None
 
 
