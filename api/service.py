@@ -454,7 +454,7 @@ def _check_playable(rules: engine.RuleOptions) -> None:
         raise Unprocessable("invalid_rules", "These rule options cannot be played together.") from None
 
 
-def _seat_or_404(game: Game, seat: int) -> None:
+def _check_seat_exists(game: Game, seat: int) -> None:
     if not 0 <= seat < game.players:
         raise NotFound("seat_not_found", f"Game {game.id} has seats 0 to {game.players - 1}.")
 
@@ -493,7 +493,7 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
     token = new_token()
 
     def decide(game: Game, record: Record) -> Change:
-        _seat_or_404(game, seat)
+        _check_seat_exists(game, seat)
         current = game.meta["seats"][seat]
         if current.get("name") is not None or current.get("bot") is not None:
             raise Conflict("seat_taken", f"Seat {seat} is already taken.")
@@ -568,7 +568,7 @@ def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: s
         nonlocal caller
         caller = authenticate(game, token)
         assert caller is not None
-        _seat_or_404(game, seat)
+        _check_seat_exists(game, seat)
         if game.status == "over":
             raise GameOver()
         reason = _may_hand_to_bot(store, game, record.turn_at, seat, caller)
@@ -599,7 +599,7 @@ def take_seat_back(store: Store, settings: Settings, game_id: str, seat: int, to
     def decide(game: Game, record: Record) -> Change:
         nonlocal caller
         caller = authenticate(game, token)
-        _seat_or_404(game, seat)
+        _check_seat_exists(game, seat)
         if caller != seat:
             raise SeatControlDenied("not_seat_owner", f"Only seat {seat}'s own token takes it back from a bot.")
         if game.status == "over":
