@@ -53,6 +53,17 @@ class Script:
         return ("EVALSHA", self.sha, len(keys), *keys, *args)
 
 
+def send(conn: Any, command: Command) -> Any:
+    """One command on ``conn``, with its retry policy; its raw reply (an error reply raises)."""
+    packed = [pack(command)]
+
+    def send_read() -> Any:
+        conn.send_packed_command(packed)
+        return conn.read_response()
+
+    return conn.retry.call_with_retry(send_read, lambda _error: conn.disconnect())
+
+
 def send_all(conn: Any, commands: tuple[Command, ...] | list[Command]) -> list[Any]:
     """``commands`` in one round trip on ``conn``, with its retry policy (a failed try
     disconnects, the next one reconnects); each raw reply in order, or the ResponseError

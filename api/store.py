@@ -15,7 +15,7 @@ import redis
 
 from api import logcodec
 from api.keys import Keys
-from api.redis_io import Command, Script, raise_first_error, send_all, with_scripts
+from api.redis_io import Command, Script, raise_first_error, send, send_all, with_scripts
 
 STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
 STREAM_ID_PART_MAX = 2**64 - 1  # Redis stream ids are two unsigned 64-bit numbers
@@ -156,8 +156,7 @@ class Store:
         per-command layers) on this thread's own connection, made by the client's pool with
         its settings: no pool checkout (a lock and a poll of the socket) per command. The
         reply is the parser's raw reply (bytes, lists, None)."""
-        (reply,) = raise_first_error(send_all(self._connection(), (args,)))
-        return reply
+        return send(self._connection(), args)
 
     def execute_all(self, *commands: Command) -> list[Any]:
         """Several commands in one round trip on this thread's connection (as :meth:`execute`);
