@@ -404,7 +404,7 @@ class Client:
             body["seed"] = seed
         if turn_timeout is not None:
             body["turn_timeout"] = turn_timeout
-        return self.request("POST", "/games", json_body=body).body  # type: ignore[no-any-return]
+        return self.request("POST", "/games", json_body=body).body
 
     def game(self, game_id: str, token: str | None = None, *, if_none_match: str | None = None) -> Reply:
         """``GET /games/{id}``: the seat's view (a spectator's without a token); the
@@ -415,18 +415,18 @@ class Client:
 
     def join(self, game_id: str, seat: int, name: str) -> JoinedSeat:
         """``POST /games/{id}/seats/{n}``: take an open seat; keep the token it answers."""
-        return self.request("POST", f"/games/{_seg(game_id)}/seats/{int(seat)}",  # type: ignore[no-any-return]
+        return self.request("POST", f"/games/{_seg(game_id)}/seats/{int(seat)}",
                             json_body={"name": name}).body
 
     def seat_to_bot(self, game_id: str, seat: int, bot: str, token: str) -> GameView:
         """``POST /games/{id}/seats/{n}/bot``: a bot plays the seat from now on."""
-        return self.request("POST", f"/games/{_seg(game_id)}/seats/{int(seat)}/bot",  # type: ignore[no-any-return]
+        return self.request("POST", f"/games/{_seg(game_id)}/seats/{int(seat)}/bot",
                             token=token, json_body={"bot": bot}).body
 
     def take_seat_back(self, game_id: str, seat: int, token: str) -> GameView:
         """``DELETE /games/{id}/seats/{n}/bot``: the seat's person plays it again (only
         the seat's own token may)."""
-        return self.request("DELETE", f"/games/{_seg(game_id)}/seats/{int(seat)}/bot",  # type: ignore[no-any-return]
+        return self.request("DELETE", f"/games/{_seg(game_id)}/seats/{int(seat)}/bot",
                             token=token).body
 
     def move(self, game_id: str, token: str, action: Action, etag: str, *, idempotency_key: str | None = None,
@@ -445,7 +445,7 @@ class Client:
 
     def hint(self, game_id: str, token: str, bot: str = "greedy") -> Hint:
         """``GET /games/{id}/hint``: the move a bot would make for the seat to act."""
-        return self.request("GET", f"/games/{_seg(game_id)}/hint", token=token,  # type: ignore[no-any-return]
+        return self.request("GET", f"/games/{_seg(game_id)}/hint", token=token,
                             params={"bot": bot}).body
 
     def log_bytes(self, game_id: str) -> bytes:

@@ -118,7 +118,7 @@ def register(app: Flask) -> None:
         allowed = settings.cors_origins
         origin = request.environ.get("HTTP_ORIGIN")
         if _origin_allowed(origin, allowed):
-            resp.headers["Access-Control-Allow-Origin"] = "*" if "*" in allowed else origin  # type: ignore[assignment]
+            resp.headers["Access-Control-Allow-Origin"] = "*" if "*" in allowed else origin
             resp.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
             if "*" not in allowed:
                 resp.vary.add("Origin")

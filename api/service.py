@@ -830,7 +830,7 @@ def hint(store: Store, settings: Settings, game_id: str, token: str | None, bot:
     if keep > 0:
         cached = store.cached_hint(game_id, game.version, seat, bot)
         if cached is not None:
-            return orjson.loads(cached)  # type: ignore[no-any-return]
+            return orjson.loads(cached)
     action = bots.choose(bot, game.state, seat, budget=budget if budget is not None else bots.Budget(ms=settings.hint_budget_ms))
     answer = {"bot": bot, "seat": seat, "version": game.version, "action": action}
     if keep > 0:

@@ -104,7 +104,7 @@ def one_core(logs: list[bytes], repeat: int, profile: bool) -> list[tuple[str, i
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(15)
         print(out.getvalue())
-    n = int(moves)  # type: ignore[call-overload]
+    n = int(moves)
     return [("parse (orjson, types)", n, w_parse, c_parse), ("parse + engine alone", n, w_engine, c_engine),
             ("validate, one core", n, w_full, c_full)]
 
