@@ -16,6 +16,13 @@ from replay.log import deal_line, game_end_line, hand_end_line, header_line, mov
 
 Policy = Callable[[State, int, list[dict[str, Any]]], dict[str, Any]]
 
+MAX_MOVES = 2_000_000  # a game of random play may wander this long without reaching the target
+
+
+class GameTooLong(RuntimeError):
+    """The game reached no end within the move limit: not a rules error (random play need
+    not ever reach the target score), so callers may count it apart from engine errors."""
+
 
 @dataclass
 class GameRecord:
@@ -38,7 +45,7 @@ class GameRecord:
 
 
 def play_game(
-    rules: RuleOptions, rng: random.Random, policy: Policy | dict[int, Policy], max_moves: int = 2_000_000
+    rules: RuleOptions, rng: random.Random, policy: Policy | dict[int, Policy], max_moves: int = MAX_MOVES
 ) -> GameRecord:
     """Play one game to its end; ``policy`` is one policy for all seats or one per seat."""
     record = GameRecord(rules)
@@ -63,6 +70,6 @@ def play_game(
         if state.phase == "over" and state.game_result is not None:
             record.lines.append(game_end_line(state.game_result))
         if state.moves > max_moves:
-            raise RuntimeError(f"game did not end within {max_moves} moves")
+            raise GameTooLong(f"game did not end within {max_moves} moves")
     record.final = state
     return record
