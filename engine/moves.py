@@ -530,7 +530,7 @@ def _discard(s: State, seat: int, a: Action) -> State:
         frozen_by = card
     beside = IS_WILD[card] and rules.discarded_wilds == "beside_pile"  # R13: the top card stays
     lock = seat if IS_RED_THREE[card] and rules.red_three_discard_locks_round else s.pile_lock
-    changes = {
+    changes: dict[str, Any] = {
         "hands": replace_at(s.hands, seat, tuple(hand)),
         "pile": s.pile if beside else s.pile + (card,),
         "pile_beside": s.pile_beside + (card,) if beside else s.pile_beside,

@@ -164,8 +164,8 @@ def opening_melds(s: State, seat: int, hand: tuple[int, ...], need: int, exclude
             value = sum(VALUE[k] for m in melds for k in m)
             for m in melds:  # add wilds (jokers first) until the minimum is met
                 while value < need and pool:
-                    nat = sum(1 for k in m if not IS_WILD[k])
-                    if wild_room(rules, nat, len(m) - nat) <= 0:
+                    naturals = sum(1 for k in m if not IS_WILD[k])
+                    if wild_room(rules, naturals, len(m) - naturals) <= 0:
                         break
                     k = pool.pop(0)
                     m.append(k)

@@ -246,7 +246,9 @@ def _replace(self: State, **changes: Any) -> State:
     return _new_tuple(State, values)
 
 
-State._replace = _replace  # type: ignore[method-assign]
+# A NamedTuple may not define _replace in its body; setattr installs the faster one (it takes
+# the same keywords, so the types mypy gives ``State._replace`` stay true).
+setattr(State, "_replace", _replace)  # noqa: B010
 
 
 @lru_cache(maxsize=64)

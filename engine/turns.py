@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from engine.cards import IS_RED_THREE, RED_THREES
 from engine.scoring import score_hand
 from engine.state import NO_SEAT, State
 
+T = TypeVar("T")
 
-def replace_at(values: tuple, index: int, value: object) -> tuple:
+
+def replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
     return values[:index] + (value,) + values[index + 1:]
 
 
-def begin_turn(s: State, seat: int, **changes: object) -> State:
+def begin_turn(s: State, seat: int, **changes: Any) -> State:
     """Start ``seat``'s turn: clear the turn flags, lift a lock it set, lay dealt red threes (R2).
 
     ``changes`` are applied in the same copy (the move that ended the previous turn). Whether
@@ -64,7 +68,7 @@ def lay_red_threes(s: State, seat: int) -> State:
     )
 
 
-def draw_cards(s: State, seat: int, count: int, **changes: object) -> tuple[State, bool]:
+def draw_cards(s: State, seat: int, count: int, **changes: Any) -> tuple[State, bool]:
     """Draw ``count`` cards (R3: red threes laid and replaced; R23: a lone last card will do).
 
     Returns the new state (with ``changes`` applied in the same copy) and whether the hand

@@ -56,7 +56,7 @@ def pile_view(s: State) -> dict[str, Any]:
     """The pile as the table sees it. A wild laid beside the pile (R13 "beside_pile") freezes it
     without covering the top card: ``frozen_by`` names it and ``beside`` lists every such wild,
     all of which go with the pile to whoever takes it."""
-    reasons = []
+    reasons: list[dict[str, Any]] = []
     if s.pile_frozen_by >= 0:
         where = "wild_beside_pile" if s.pile_frozen_by in s.pile_beside else "frozen_by_card"
         reasons.append({"reason": where, "card": CODES[s.pile_frozen_by]})
