@@ -92,7 +92,7 @@ class Expert:
             return out[:MAX_CANDIDATES]
         g = self.greedy
         out = [default]
-        plan = v.going_out_plan() if v.canastas(v.team) + 1 >= v.rules.canastas_to_go_out else None
+        plan = v.going_out_plan() if v.canastas(v.team) + 1 >= v.rules.going_out.canastas_to_go_out else None
         if plan and plan[0] in actions and plan[0] not in out:
             out.append(plan[0])
         melds = [a for a in actions if a["type"] in ("meld", "add")]

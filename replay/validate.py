@@ -420,7 +420,7 @@ class Replay:
         if st.phase != "over":
             so_far = ", ".join(str(t) for t in st.totals)
             self._fail("game_not_over", f"the engine says the game goes on: totals {so_far}, the target is "
-                       f"{self.rules.target_score}", line)
+                       f"{self.rules.scoring.target_score}", line)
         self.game_ended = True
         result = st.game_result or {}
         totals = d.get("totals")
