@@ -83,6 +83,9 @@ def evaluate(s: State, team: int) -> float:
 
 
 # -- fitting (offline) -------------------------------------------------------------------
+POLICY_SEED_OFFSET = 10_000  # the players' random stream differs from the sampling's
+
+
 def samples(preset: str, game: int, rate: float = 0.08) -> list[tuple[list[float], float]]:
     """Positions of one greedy self-play game with the final hand-score difference of the mover's team."""
     from bots import policy
@@ -92,7 +95,7 @@ def samples(preset: str, game: int, rate: float = 0.08) -> list[tuple[list[float
     rules = resolve(preset)
     rng = random.Random(game)
     seen: list[tuple[State, int]] = []
-    greedy = policy("greedy", random.Random(game + 10_000))
+    greedy = policy("greedy", random.Random(game + POLICY_SEED_OFFSET))
 
     def watch(state: State, seat: int, actions: list[dict[str, Any]]) -> dict[str, Any]:
         if rng.random() < rate:
