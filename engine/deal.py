@@ -1,4 +1,4 @@
-"""Starting a game and dealing a hand from a given deck order (gamelog.md "Deal")."""
+"""Starting a game and dealing a hand from a given deck order (docs/gamelog.md, "Deal")."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def new_game(rules: RuleOptions, first_dealer: int | None = None) -> State:
 
 
 def commitment(salt: str, deck: Sequence[str]) -> str:
-    """SHA-256 of ``salt + ":" + ",".join(deck)``, lowercase hex (gamelog.md)."""
+    """SHA-256 of ``salt + ":" + ",".join(deck)``, lowercase hex (docs/gamelog.md)."""
     return hashlib.sha256(f"{salt}:{','.join(deck)}".encode()).hexdigest()
 
 

@@ -23,9 +23,8 @@ from engine.cards import (
     parse_card,
     rank_code,
 )
-from engine.errors import IllegalMove
 from engine.melds import wild_room
-from engine.moves import apply, ask_refusal, find_take, going_out_plan, may_go_out, take_forced
+from engine.moves import accepts, ask_refusal, find_take, going_out_plan, may_go_out, take_forced
 from engine.pile import naturals_of, opening_melds, pile_refusal, pile_takes, wild_kinds
 from engine.state import GRANTED, REFUSED, State
 
@@ -51,17 +50,8 @@ def _legal(s: State, seat: int) -> tuple[list[Action], list[Action] | None]:
     if s.phase == "draw":
         return _draw_phase(s, seat), None
     check, sure, plan = _play_phase(s, seat)
-    sure.extend(action for action in check if _accepted(s, seat, action))
+    sure.extend(action for action in check if accepts(s, seat, action))
     return sure, plan
-
-
-def _accepted(s: State, seat: int, action: Action) -> bool:
-    """Whether :func:`engine.apply` accepts ``action``: for candidates only it can judge."""
-    try:
-        apply(s, seat, action)
-    except IllegalMove:
-        return False
-    return True
 
 
 def _draw_phase(s: State, seat: int) -> list[Action]:
@@ -74,7 +64,7 @@ def _draw_phase(s: State, seat: int) -> list[Action]:
     if s.stock_size:
         out.append({"type": "draw"})
     if pile_refusal(s, seat) is None:
-        takes = [action for action in pile_takes(s, seat) if _accepted(s, seat, action)]
+        takes = [action for action in pile_takes(s, seat) if accepts(s, seat, action)]
         if not takes:
             found = find_take(s, seat)
             takes = [found] if found else []

@@ -33,6 +33,7 @@ from engine.state import GRANTED, NOT_ASKED, NOT_FROZEN, REFUSED, Meld, State
 from engine.turns import begin_turn, draw_cards, end_hand, replace_at
 
 Action = dict[str, Any]
+Handler = Callable[[State, int, Action], State]  # a move's judge: the next state, or IllegalMove
 
 _FIELDS: dict[str, tuple[set[str], set[str]]] = {  # type -> (required, optional)
     "draw": (set(), set()),
@@ -66,6 +67,17 @@ def apply(state: State, seat: int, action: Action) -> State:
         raise IllegalMove("not_your_turn", f"it is seat {state.to_act}'s turn")
     new = _HANDLERS[kind](state, seat, action)
     return new._replace(moves=state.moves + 1)
+
+
+def accepts(s: State, seat: int, action: Action, handler: Handler = apply) -> bool:
+    """Whether ``handler`` accepts ``action`` for ``seat``: legality answered by trying the
+    move itself. ``handler`` is :func:`apply`, or one move's own handler where the phase and
+    the seat are known to be right (a pile take tried on the player's own turn)."""
+    try:
+        handler(s, seat, action)
+    except IllegalMove:
+        return False
+    return True
 
 
 def _check_shape(action: Any) -> str:
@@ -608,17 +620,11 @@ def _stock_out(s: State) -> State:
 def find_take(s: State, seat: int) -> Action | None:
     """A take of the pile that ``apply`` accepts for ``seat`` now, or None if there is none."""
     for action in take_candidates(s, seat):
-        if _take_accepted(s, seat, action):
+        if accepts(s, seat, action, _take_pile):
             return action
     return None
 
 
-def _take_accepted(s: State, seat: int, action: Action) -> bool:
-    try:
-        _take_pile(s, seat, action)
-    except IllegalMove:
-        return False
-    return True
 
 
 def take_forced(s: State, seat: int) -> bool:
@@ -629,7 +635,7 @@ def take_forced(s: State, seat: int) -> bool:
     rank = RANK_OF[s.pile[-1]]
     if pile_frozen_for(s, team) or s.melds[team][rank] is None:
         return False
-    return _take_accepted(s, seat, {"type": "take_pile", "onto": rank_code(rank)})
+    return accepts(s, seat, {"type": "take_pile", "onto": rank_code(rank)}, _take_pile)
 
 
 def _pass(s: State, seat: int, a: Action) -> State:
@@ -642,7 +648,7 @@ def _pass(s: State, seat: int, a: Action) -> State:
     return end_hand(s, "stock_exhausted", seat)
 
 
-_HANDLERS: dict[str, Callable[[State, int, Action], State]] = {
+_HANDLERS: dict[str, Handler] = {
     "draw": _draw,
     "take_pile": _take_pile,
     "meld": _meld,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.cards import (
     BLACK_THREES,
@@ -58,6 +58,26 @@ def pile_frozen_for(s: State, team: int) -> bool:
     return s.pile_frozen_by != NOT_FROZEN or not s.opened(team)
 
 
+class _Offer(NamedTuple):
+    """The pile as one seat may take it: what both lists of takes start from."""
+
+    team: int
+    hand: tuple[int, ...]
+    side: Side
+    top: int
+    rank: int  # the top card's
+    frozen: bool  # for the seat's side (R11)
+
+
+def _offer(s: State, seat: int) -> _Offer | None:
+    """What ``seat`` would take the pile with, or None if it may not take it now."""
+    if pile_refusal(s, seat) is not None:
+        return None
+    team = s.rules.team_of(seat)
+    top = s.pile[-1]
+    return _Offer(team, s.hands[seat], s.melds[team], top, RANK_OF[top], pile_frozen_for(s, team))
+
+
 def pile_to_hand(s: State) -> tuple[list[int], list[int]]:
     """What a take gives besides the top card: the cards for the taker's hand (the rest of the
     pile and the wilds beside it, R13) and the red threes laid for the side (R4 "laid")."""
@@ -77,15 +97,11 @@ def pile_takes(s: State, seat: int) -> list[Action]:
     """A few natural ways to take: onto the side's meld, with a natural pair, with every natural
     of the rank, with a natural and a wild. An unopened side adds what its minimum needs: other
     melds from hand, or (R9 "pile_meld_alone") wilds in the pile meld itself."""
-    if pile_refusal(s, seat) is not None:
+    offer = _offer(s, seat)
+    if offer is None:
         return []
     rules = s.rules
-    team = rules.team_of(seat)
-    hand = s.hands[seat]
-    side = s.melds[team]
-    top = s.pile[-1]
-    rank = RANK_OF[top]
-    frozen = pile_frozen_for(s, team)
+    team, hand, side, top, rank, frozen = offer
     nat = naturals_of(hand, rank)
     wilds = wild_kinds(hand)
     out: list[Action] = []
@@ -191,16 +207,12 @@ def take_candidates(s: State, seat: int) -> Iterator[Action]:
     allow); and where the take could empty the hand, other melds that lay all of it but at
     most one card. A take that meets neither the minimum nor a possible waiver is not tried.
     """
-    if pile_refusal(s, seat) is not None:
+    offer = _offer(s, seat)
+    if offer is None:
         return
     rules = s.rules
-    team = rules.team_of(seat)
-    hand = s.hands[seat]
-    side = s.melds[team]
-    top = s.pile[-1]
-    rank = RANK_OF[top]
+    team, hand, side, top, rank, frozen = offer
     old = side[rank]
-    frozen = pile_frozen_for(s, team)
     if old is not None and not frozen:
         yield {"type": "take_pile", "onto": rank_code(rank)}
     nat = naturals_of(hand, rank)

@@ -147,22 +147,13 @@ class State(NamedTuple):
         data = {
             "v": 1,
             "rules": _rules_out(self.rules) if rules else None,
-            "phase": self.phase,
-            "to_act": self.to_act,
-            "turn": self.turn,
-            "hand_no": self.hand_no,
-            "dealer": self.dealer,
+            **{name: getattr(self, name) for name in _PLAIN},
             "totals": list(self.totals),
-            "moves": self.moves,
             "deck": _deck_out(self.deck),
-            "salt": self.salt,
-            "commitment": self.commitment,
-            "stock_pos": self.stock_pos,
             "hands": [_hand_out(h) for h in self.hands],
             "pile": [CODES[k] for k in self.pile],
             "pile_beside": [CODES[k] for k in self.pile_beside],
             "pile_frozen_by": CODES[self.pile_frozen_by] if self.pile_frozen_by != NOT_FROZEN else None,
-            "pile_lock": self.pile_lock,
             "melds": [
                 [[m.rank, [CODES[k] for k in m.cards], m.hidden] for m in side if m is not None]
                 for side in self.melds
@@ -173,11 +164,6 @@ class State(NamedTuple):
             "known_from_pile": [[CODES[k] for k in known] for known in self.known_from_pile],
             "first_turn_done": list(self.first_turn_done),
             "penalties": list(self.penalties),
-            "drawn": self.drawn,
-            "permission": self.permission,
-            "asked": self.asked,
-            "turn_melded": self.turn_melded,
-            "turn_canasta": self.turn_canasta,
             "minimum_waived": self.minimum_waived,
             "hand_result": result_copy(self.hand_result),
             "game_result": result_copy(self.game_result),
@@ -203,22 +189,13 @@ class State(NamedTuple):
         known = d.get("known_from_pile") or [[] for _ in hands]
         return cls(
             rules=_rules_in(d["rules"]),
-            phase=d["phase"],
-            to_act=d["to_act"],
-            turn=d["turn"],
-            hand_no=d["hand_no"],
-            dealer=d["dealer"],
+            **{name: d[name] for name in _PLAIN},
             totals=tuple(d["totals"]),
-            moves=d["moves"],
             deck=_deck_in(d["deck"]),
-            salt=d["salt"],
-            commitment=d["commitment"],
-            stock_pos=d["stock_pos"],
             hands=hands,
             pile=tuple(parse_card(c) for c in d["pile"]),
             pile_beside=tuple(parse_card(c) for c in d.get("pile_beside", ())),
             pile_frozen_by=parse_card(frozen) if frozen else NOT_FROZEN,
-            pile_lock=d["pile_lock"],
             melds=tuple(melds),
             red_threes=tuple(tuple(parse_card(c) for c in r) for r in d["red_threes"]),
             minimums=tuple(d["minimums"]),
@@ -226,17 +203,16 @@ class State(NamedTuple):
             known_from_pile=tuple(tuple(parse_card(c) for c in cards) for cards in known),
             first_turn_done=tuple(d["first_turn_done"]),
             penalties=tuple(d["penalties"]),
-            drawn=d["drawn"],
-            permission=d["permission"],
-            asked=d["asked"],
-            turn_melded=d["turn_melded"],
-            turn_canasta=d["turn_canasta"],
             minimum_waived=d.get("minimum_waived", False),
             hand_result=result_copy(d["hand_result"]),
             game_result=result_copy(d["game_result"]),
         )
 
 
+# The fields whose JSON is their value as it is (numbers, strings, booleans): written and read
+# by name, the same way both ways. The others each have their own form in to_json/from_json.
+_PLAIN = ("phase", "to_act", "turn", "hand_no", "dealer", "moves", "salt", "commitment", "stock_pos", "pile_lock",
+          "drawn", "permission", "asked", "turn_melded", "turn_canasta")
 _INDEX = {name: i for i, name in enumerate(State._fields)}
 _new_tuple = tuple.__new__
 

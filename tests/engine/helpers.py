@@ -5,7 +5,7 @@ through ``engine.deal`` exactly as a game log would. :func:`make_deck` places th
 test names and fills every other position with the rest of the pack in a fixed order that
 keeps the surprises (red threes, jokers, 2s, black threes) for the end of the stock.
 
-Dealing (``shared/spec/gamelog.md``): one card at a time, clockwise from the dealer's left,
+Dealing (docs/gamelog.md, "Deal"): one card at a time, clockwise from the dealer's left,
 i.e. seat ``(dealer + 1) % n`` gets the first card; the first dealer of a game is the last
 seat, so seat 0 gets the first card. Then the upcard sequence (R1), then the stock, top first.
 """

@@ -424,7 +424,7 @@ def test_the_next_hand_rotates_the_dealer_and_uses_the_new_totals():
 
 
 def test_deal_checks_the_deck_and_its_commitment():
-    """gamelog.md: a deck is a permutation of the preset's pack and matches its commitment."""
+    """docs/gamelog.md: a deck is a permutation of the preset's pack and matches its commitment."""
     from engine import IllegalMove, commitment
 
     rules = resolve("classic")

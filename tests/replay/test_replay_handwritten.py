@@ -1,4 +1,4 @@
-"""Logs typed in by hand (gamelog.md): partial rules, no salt or commitment, no scores."""
+"""Logs typed in by hand (docs/gamelog.md): partial rules, no salt or commitment, no scores."""
 
 from __future__ import annotations
 

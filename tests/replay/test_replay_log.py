@@ -1,4 +1,4 @@
-"""The writer (replay/log.py) writes what gamelog.md says, and the reader reads it back."""
+"""The writer (replay/log.py) writes what docs/gamelog.md says, and the reader reads it back."""
 
 from __future__ import annotations
 
