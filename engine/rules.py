@@ -172,11 +172,7 @@ class RuleOptions:
     # -- the wire: one flat object ------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Option name -> value, JSON-ready: what API bodies, views and log headers carry."""
-        d: dict[str, Any] = {name: getattr(self, name) for name in SEATING}
-        for group in GROUPS:
-            part = getattr(self, group)
-            for name in _GROUP_OPTIONS[group]:
-                d[name] = getattr(part, name)
+        d = self._flat()
         d["opening_minimums"] = [list(p) for p in self.melding.opening_minimums]
         return d
 
@@ -190,12 +186,14 @@ class RuleOptions:
 
     def with_values(self, values: Mapping[str, Any]) -> RuleOptions:
         """A copy with some options (flat names, values of their types) changed; not validated."""
+        return _build({**self._flat(), **values})
+
+    def _flat(self) -> dict[str, Any]:
         flat = {name: getattr(self, name) for name in SEATING}
-        for group in GROUPS:
+        for group, names in _GROUP_OPTIONS.items():
             part = getattr(self, group)
-            flat.update((name, getattr(part, name)) for name in _GROUP_OPTIONS[group])
-        flat.update(values)
-        return _build(flat)
+            flat.update((name, getattr(part, name)) for name in names)
+        return flat
 
 
 SEATING: tuple[str, ...] = ("preset", "players", "team_size")
@@ -234,7 +232,8 @@ def _kind(hint: Any) -> _Kind:
     args = get_args(hint)
     if get_origin(hint) in (Union, UnionType):
         (inner,) = [a for a in args if a is not type(None)]
-        return _Kind(_kind(inner).base, nullable=True, choices=_kind(inner).choices)
+        kind = _kind(inner)
+        return _Kind(kind.base, nullable=True, choices=kind.choices)
     if get_origin(hint) is Literal:
         return _Kind(type(args[0]), choices=args)
     return _Kind(hint)
