@@ -20,14 +20,16 @@ from typing import Any
 from engine.cards import (
     IS_RED_THREE,
     IS_WILD,
+    JOKERS_PER_DECK,
     KINDS,
     RANK_OF,
+    SUITED_CARDS,
     hand_value,
 )
 from engine.moves import going_out_plan
 from engine.rules import RuleOptions
 from engine.scoring import red_three_score
-from engine.state import Meld, State
+from engine.state import NOT_FROZEN, Meld, State
 
 Action = dict[str, Any]
 
@@ -117,7 +119,7 @@ class SeatView:
     pile_lock: int = _fact("pile_lock")
 
     def pile_frozen_for(self, team: int) -> bool:
-        return self._s.pile_frozen_by >= 0 or not self._s.opened(team)
+        return self._s.pile_frozen_by != NOT_FROZEN or not self._s.opened(team)
 
     def melds(self, team: int) -> tuple[Meld | None, ...]:
         return self._s.melds[team]
@@ -170,7 +172,7 @@ def unseen_counts(s: State, seat: int) -> list[int]:
     """The pack minus what ``seat`` sees: its hand, every meld, laid red threes, the pile top
     and the wilds beside the pile."""
     rules = s.rules
-    left = [rules.decks] * 52 + [2 * rules.decks]  # copies per kind; two jokers a deck
+    left = [rules.dealing.decks] * SUITED_CARDS + [JOKERS_PER_DECK * rules.dealing.decks]  # copies per kind
     hand = s.hands[seat]
     for k in range(KINDS):
         left[k] -= hand[k]
@@ -218,7 +220,7 @@ def determinize(s: State, seat: int, rng: random.Random) -> State:
     pool: list[int] = []
     for k, n in enumerate(pool_counts):
         if n:
-            (reds if IS_RED_THREE[k] and not rules.red_threes_optional else pool).extend([k] * n)
+            (reds if IS_RED_THREE[k] and not rules.melding.red_threes_optional else pool).extend([k] * n)
     rng.shuffle(pool)
     sizes = {p: sum(s.hands[p]) for p in others}
     stock_n = s.stock_size
@@ -256,7 +258,7 @@ def determinize(s: State, seat: int, rng: random.Random) -> State:
 def rank_counts(hand: tuple[int, ...]) -> list[int]:
     """Naturals per rank index (0..12); wilds and threes are counted under their own ranks."""
     out = [0] * 13
-    for k in range(52):
+    for k in range(SUITED_CARDS):
         if hand[k] and not IS_WILD[k]:
             out[RANK_OF[k]] += hand[k]
     return out

@@ -18,6 +18,9 @@ from engine.rules import RuleOptions
 
 PHASES = ("deal", "draw", "play", "answer", "over")
 NO_SEAT = -1
+NOT_FROZEN = -1  # State.pile_frozen_by when no card froze the pile
+# State.permission: the partner's answer to "may I go out?" this turn (R17)
+NOT_ASKED, REFUSED, GRANTED = -1, 0, 1
 
 
 class Meld(NamedTuple):
@@ -42,7 +45,7 @@ class Meld(NamedTuple):
         return sum(VALUE[k] for k in self.cards)
 
     def is_canasta(self, rules: RuleOptions) -> bool:
-        return self.reaches(rules.canasta_size, rules.canasta_min_naturals)
+        return self.reaches(rules.melding.canasta_size, rules.melding.canasta_min_naturals)
 
     def reaches(self, canasta_size: int, min_naturals: int) -> bool:
         """A canasta by these measures (the rules' ``canasta_size``, ``canasta_min_naturals``)."""
@@ -76,7 +79,7 @@ class State(NamedTuple):
     hands: tuple[tuple[int, ...], ...] = ()
     pile: tuple[int, ...] = ()  # bottom first
     pile_beside: tuple[int, ...] = ()  # R13 "beside_pile": discarded wilds laid beside the pile
-    pile_frozen_by: int = -1  # the kind that froze the pile until taken, or -1
+    pile_frozen_by: int = NOT_FROZEN  # the kind that froze the pile until taken
     pile_lock: int = NO_SEAT  # a red 3 discarder: nobody takes the pile before their turn
     melds: tuple[tuple[Meld | None, ...], ...] = ()  # per team
     red_threes: tuple[tuple[int, ...], ...] = ()  # per team, kinds in the order laid
@@ -90,7 +93,7 @@ class State(NamedTuple):
     penalties: tuple[int, ...] = ()  # per team, this hand (positive numbers)
     # (turn)
     drawn: str = ""  # "", "stock" or "pile"
-    permission: int = -1  # -1 not asked, 0 no, 1 yes
+    permission: int = NOT_ASKED  # or REFUSED, GRANTED
     asked: bool = False
     turn_melded: bool = False
     turn_canasta: bool = False
@@ -124,7 +127,7 @@ class State(NamedTuple):
 
     def canastas(self, team: int) -> int:
         rules = self.rules
-        size, naturals = rules.canasta_size, rules.canasta_min_naturals
+        size, naturals = rules.melding.canasta_size, rules.melding.canasta_min_naturals
         return sum(
             1 for m in self.melds[team] if m is not None and len(m.cards) >= size and m.naturals >= naturals
         )
@@ -150,7 +153,7 @@ class State(NamedTuple):
             "hands": [_hand_out(h) for h in self.hands],
             "pile": [CODES[k] for k in self.pile],
             "pile_beside": [CODES[k] for k in self.pile_beside],
-            "pile_frozen_by": CODES[self.pile_frozen_by] if self.pile_frozen_by >= 0 else None,
+            "pile_frozen_by": CODES[self.pile_frozen_by] if self.pile_frozen_by != NOT_FROZEN else None,
             "melds": [
                 [[m.rank, [CODES[k] for k in m.cards], m.hidden] for m in side if m is not None]
                 for side in self.melds
@@ -192,7 +195,7 @@ class State(NamedTuple):
             hands=hands,
             pile=tuple(parse_card(c) for c in d["pile"]),
             pile_beside=tuple(parse_card(c) for c in d.get("pile_beside", ())),
-            pile_frozen_by=parse_card(frozen) if frozen else -1,
+            pile_frozen_by=parse_card(frozen) if frozen else NOT_FROZEN,
             melds=tuple(melds),
             red_threes=tuple(tuple(parse_card(c) for c in r) for r in d["red_threes"]),
             minimums=tuple(d["minimums"]),
@@ -222,7 +225,9 @@ def _replace(self: State, **changes: Any) -> State:
     return _new_tuple(State, values)
 
 
-State._replace = _replace  # type: ignore[method-assign]
+# A NamedTuple may not define _replace in its body; setattr installs the faster one (it takes
+# the same keywords, so the types mypy gives ``State._replace`` stay true).
+setattr(State, "_replace", _replace)  # noqa: B010
 
 
 @lru_cache(maxsize=64)

@@ -134,8 +134,8 @@ def rules_from_header(header: dict[str, Any]) -> RuleOptions:
     players = len(seats) if seats is not None else None
     if seats and "team_size" not in rules and all(s.get("team") is not None for s in seats):
         teams = len({s["team"] for s in seats})
-        if teams and players % teams == 0:
-            rules["team_size"] = players // teams
+        if teams and len(seats) % teams == 0:
+            rules["team_size"] = len(seats) // teams
     try:
         options = resolve(preset, players, rules)
     except RulesError as e:
@@ -396,9 +396,9 @@ class Replay:
             self._fail("missing_hand_end", f"hand {st.hand_no} ended ({_ended(st)}) but its hand_end line "
                        "is missing", line, then="continue")
         if st.phase != "over":
-            totals = ", ".join(str(t) for t in st.totals)
-            self._fail("game_not_over", f"the engine says the game goes on: totals {totals}, the target is "
-                       f"{self.rules.target_score}", line)
+            so_far = ", ".join(str(t) for t in st.totals)
+            self._fail("game_not_over", f"the engine says the game goes on: totals {so_far}, the target is "
+                       f"{self.rules.scoring.target_score}", line)
         self.game_ended = True
         result = st.game_result or {}
         totals = d.get("totals")

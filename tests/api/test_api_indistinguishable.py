@@ -69,7 +69,7 @@ def hidden_positions(rules: engine.RuleOptions, deck: list[str], seat: int) -> t
     top. ``engine.deal`` gives card i to seat i % players (the last seat deals the first
     hand), then turns the upcards; the rest is the stock."""
     state = engine.deal(engine.new_game(rules), deck, SALT)
-    dealt = rules.players * rules.hand_size
+    dealt = rules.players * rules.dealing.hand_size
     pile_under = set(range(dealt, state.stock_pos - 1))
     others = [i for i in range(dealt) if i % rules.players != seat]
     return others + sorted(pile_under) + list(range(state.stock_pos, len(deck))), pile_under
