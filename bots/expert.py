@@ -1,12 +1,15 @@
-"""The expert bot: determinized Monte Carlo search over greedy rollouts, within a time budget.
+"""The expert bot: determinized Monte Carlo search over rule-bot rollouts, within a time budget.
 
-For each decision that is not forced:
+The rollout bot is a :class:`~bots.greedy.Greedy` or a subclass; the registered expert plays
+:class:`~bots.standard.Standard` (``bots._registry``), named "greedy" below. For each
+decision that is not forced:
 
 1. candidates: the greedy choice, the best few discards and melds by greedy's own scores,
    going out, every draw-phase and answer option (pruning keeps the budget for the moves
    that differ);
 2. worlds: the hidden cards are dealt again at random, consistent with what the seat sees
-   (:func:`~bots.view.determinize`); every candidate is tried in the same worlds
+   (:func:`~bots.view.determinize`: the pile and the cards known to come with it stay where
+   the table saw them); every candidate is tried in the same worlds
    (common random numbers: the comparison is not drowned by the luck of the sample);
 3. rollout: from the candidate, every seat plays greedy on the sampled world until the
    next opponent's turn is over (or the hand ends);
@@ -57,7 +60,8 @@ class Expert:
             return default
         state = v._s  # the sampled worlds are built from the seat's view only (determinize)
         seat = v.seat
-        deadline = time.perf_counter() + b.ms / 1000.0
+        started = time.perf_counter()
+        deadline = started + b.ms / 1000.0
         totals = [0.0] * len(candidates)
         counts = [0] * len(candidates)
         worlds = 0
@@ -72,7 +76,10 @@ class Expert:
             worlds += 1
             if b.rollouts is not None and worlds * len(candidates) >= b.rollouts:
                 break
-            if b.rollouts is None and time.perf_counter() >= deadline:
+            now = time.perf_counter()
+            # stop when the next world would end past the deadline (a world takes about the
+            # mean so far): the budget is kept on average, not overrun by a whole world
+            if b.rollouts is None and now + (now - started) / worlds >= deadline:
                 break
             if b.rollouts is not None and time.perf_counter() >= deadline + 10.0:
                 break  # a cap with an absurd budget must still end
