@@ -39,6 +39,7 @@ Action = dict[str, Any]
 
 MAX_CANDIDATES = 6
 MAX_ROLLOUT_STEPS = 40
+SWITCH_MARGIN = 0.0  # points by which a candidate must beat the rule bot's choice (mean over worlds)
 
 
 class Expert:
@@ -46,9 +47,10 @@ class Expert:
 
     name = "expert"
 
-    def __init__(self, rollout: Greedy | None = None, horizon: int = 2) -> None:
+    def __init__(self, rollout: Greedy | None = None, horizon: int = 2, switch_margin: float = SWITCH_MARGIN) -> None:
         self.greedy = rollout or Greedy()
         self.horizon = horizon  # turn changes a rollout plays through (2: to the next seat's turn end)
+        self.switch_margin = switch_margin
 
     def choose(self, v: SeatView, actions: list[Action], rng: random.Random, budget: Any = None) -> Action:
         from bots import Budget
@@ -89,6 +91,10 @@ class Expert:
                 mean = totals[i] / counts[i]
                 if mean > best_mean + 1e-9:
                     best, best_mean = i, mean
+        # the rule bot's own choice stands unless the search finds clearly better: with a
+        # few worlds per candidate, small differences are the sample's luck, not the move's
+        if best and counts[0] and best_mean - totals[0] / counts[0] < self.switch_margin:
+            return candidates[0]
         return candidates[best]
 
     # -- candidates ---------------------------------------------------------------------

@@ -77,7 +77,8 @@ def strength(args: argparse.Namespace) -> int:
 
     chosen = set(filter(None, args.pairings.split(",")))
     wanted = [p for p in PAIRINGS if not chosen or pairing_name(*p[:3]) in chosen]
-    print(f"bot strength: {args.games} games per pairing, seed {args.seed}, target {args.target}, "
+    expert_games = f" ({args.expert_games} where an expert plays)" if args.expert_games else ""
+    print(f"bot strength: {args.games} games per pairing{expert_games}, seed {args.seed}, target {args.target}, "
           f"{args.jobs} processes; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'pairing':<24} {'rules':<11} {'games':>5} {'A rate':>7} {'95% CI':>13} {'diff':>6} {'goal':>5} "
           f"{'':>6} {'A p50/p99 ms':>13} {'B p50/p99 ms':>13} {'s':>5}", flush=True)
@@ -96,7 +97,8 @@ def strength(args: argparse.Namespace) -> int:
                 print(f"  {name}: {len(done)} games, A {part['a_win_rate']:.1%} {part['ci95']}",
                       file=sys.stderr, flush=True)
 
-        results = tournament.run(match, args.games, args.jobs, progress)
+        games = args.expert_games if args.expert_games and "expert" in (a_name, b_name) else args.games
+        results = tournament.run(match, games, args.jobs, progress)
         s = tournament.summary(match, results)
         a_ms_all = [x for r in results for x in r.a_ms]
         b_ms_all = [x for r in results for x in r.b_ms]
@@ -403,6 +405,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="what", required=True)
     s = sub.add_parser("strength", help="win rates over tournaments")
     s.add_argument("--games", type=int, default=400)
+    s.add_argument("--expert-games", type=int, default=0,
+                   help="games of the pairings where an expert plays (default: --games); it thinks 100x longer")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--jobs", type=int, default=2)
     s.add_argument("--budget-ms", type=float, default=75.0, help="the expert's budget where a pairing names none")
