@@ -42,7 +42,8 @@ def get_rules(preset: str) -> Response:
 
 @bp.get("/healthz")
 def healthz() -> Response:
-    return json_response({"status": "ok"}, headers={"Cache-Control": "no-store"})
+    failures = ctx().rate_limiter_failures.value
+    return json_response({"status": "ok", "rate_limiter_failures": failures}, headers={"Cache-Control": "no-store"})
 
 
 @bp.get("/readyz")
