@@ -101,10 +101,10 @@ class LocalCluster:
                         "--cluster-yes"], check=True, capture_output=True, timeout=START_SECONDS)
         self.wait_ok()
 
-    def _spawn(self, port: int) -> subprocess.Popen[bytes]:
+    def _spawn(self, port: int, fresh: bool = True) -> subprocess.Popen[bytes]:
         assert self.dir is not None
         folder = self.dir / str(port)
-        folder.mkdir()
+        folder.mkdir(exist_ok=not fresh)
         config = dict(DURABLE) if self.durable else {"appendonly": "no"}
         args = [str(self._server), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
                 "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
@@ -135,12 +135,15 @@ class LocalCluster:
         return [n for n in self.nodes if n.proc.poll() is None]
 
     def wait_ok(self, timeout: float = START_SECONDS) -> None:
-        """Until every running node says ``cluster_state:ok`` and sees every slot served."""
+        """Until every running node says ``cluster_state:ok`` and sees every slot served, and
+        every replica's link to its primary is up (a replica still syncing confirms nothing)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             infos = [self.cli(n.port, "CLUSTER", "INFO") for n in self.alive()]
             if infos and all("cluster_state:ok" in i and "cluster_slots_ok:16384" in i for i in infos):
-                return
+                links = [self.cli(n.port, "INFO", "replication") for n in self.alive()]
+                if all("role:master" in i or "master_link_status:up" in i for i in links):
+                    return
             time.sleep(0.1)
         raise TimeoutError("the cluster did not reach cluster_state:ok")
 
@@ -179,6 +182,18 @@ class LocalCluster:
         node.proc.wait(5)
         self._wait_primary(replica)
         return replica
+
+    def restart(self, port: int) -> None:
+        """Start the (killed) node of ``port`` again on its own directory: it rejoins the
+        cluster, as a replica of whoever took its slots over; returns once the cluster is ok
+        and its link to its primary is up."""
+        node = next(n for n in self.nodes if n.port == port)
+        if node.proc.poll() is None:
+            raise RuntimeError(f"the node on port {port} is running")
+        assert self.dir is not None
+        node.proc = self._spawn(port, fresh=False)
+        self._wait_answers(node)
+        self.wait_ok()
 
     def _wait_primary(self, port: int) -> None:
         deadline = time.monotonic() + PROMOTE_SECONDS
