@@ -95,13 +95,15 @@ def _warn_persistence(url: str) -> None:
     from api.durability import NEEDS, check_all
     from api.redis_io import connect
 
+    client = None
     try:
-        client = connect(url, max_block_seconds=0)
+        client = connect(url, max_block_seconds=0)  # a cluster's client asks its nodes at once
         problems = check_all(client).problems(Settings.from_env().durability)
     except Exception as e:  # noqa: BLE001 - not up yet: the API says so when it starts
         problems = [f"could not check the Redis server's persistence ({e})"]
-    else:
-        client.close()
+    finally:
+        if client is not None:
+            client.close()
     for problem in problems:
         print(f"canasta serve: warning: {problem} (a durable game store needs {NEEDS})", file=sys.stderr, flush=True)
 
