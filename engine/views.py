@@ -1,10 +1,12 @@
 """What each seat, and a spectator, may see: plain JSON-ready data.
 
-A seat sees its own hand; everybody sees the melds, red threes, the pile's top card and
-size (and the card that froze it, and the wilds laid beside the pile), the stock's size and
-every hand's size. Nobody sees
-another hand, the stock, or the cards under the pile's top (players may remember discards,
-but the service does not remind them). The deck is revealed only by the game log.
+A seat sees its own hand; everybody sees the melds, red threes, the pile (every card in it,
+bottom first: each was laid face up, as an upcard or a discard; the card that froze it, and
+the wilds laid beside it), the cards each seat is known to hold because it took them with the
+pile (``known_from_pile``), the stock's size and every hand's size. A player with a perfect
+memory knows all of that from the table; the view says it so that every seat, person or bot,
+plays on the same footing. Nobody sees another hand's other cards or the stock. The deck is
+revealed only by the game log.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def pile_view(s: State) -> dict[str, Any]:
     return {
         "top": CODES[s.pile[-1]] if s.pile else None,
         "size": len(s.pile),
+        "cards": [CODES[k] for k in s.pile],  # bottom first: all were laid face up
         "beside": [CODES[k] for k in s.pile_beside],
         "frozen_by": CODES[s.pile_frozen_by] if s.pile_frozen_by != NOT_FROZEN else None,
         "locked_until_seat": s.pile_lock if s.pile_lock != NO_SEAT else None,
@@ -93,6 +96,8 @@ def public_view(s: State) -> dict[str, Any]:
         "teams": _team_seats(s),
         "totals": list(s.totals),
         "hand_sizes": [sum(h) for h in s.hands],
+        # per seat: cards the table saw it take with the pile and not yet meld or discard (R18)
+        "known_from_pile": [[CODES[k] for k in known] for known in s.known_from_pile],
         "stock_size": s.stock_size if s.hands else 0,
         "pile": pile_view(s),
         "melds": [_melds(s, t) for t in range(rules.teams)] if s.melds else [],
