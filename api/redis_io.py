@@ -211,13 +211,13 @@ class Router:
         conns: dict[str, Any] | None = getattr(self._local, "conns", None)
         if conns is None:
             conns = self._local.conns = {}
-        if not self.cluster:
-            name, pool = "", self.client.connection_pool  # type: ignore[union-attr]
+        client = self.client
+        if isinstance(client, RedisCluster):
+            node = (client.nodes_manager.get_node_from_slot(client.keyslot(key)) if key is not None
+                    else client.get_primaries()[0])
+            name, pool = node.name, client.get_redis_connection(node).connection_pool
         else:
-            cluster: RedisCluster = self.client  # type: ignore[assignment]
-            node = (cluster.nodes_manager.get_node_from_slot(cluster.keyslot(key)) if key is not None
-                    else cluster.get_primaries()[0])
-            name, pool = node.name, cluster.get_redis_connection(node).connection_pool
+            name, pool = "", client.connection_pool
         conn = conns.get(name)
         if conn is None:
             conn = conns[name] = pool.make_connection()
@@ -255,7 +255,8 @@ class Router:
         self._local.conns = {}
         time.sleep(pause)
         try:
-            self.client.nodes_manager.initialize()  # type: ignore[union-attr]
+            if isinstance(self.client, RedisCluster):  # only a cluster's connections are refreshed
+                self.client.nodes_manager.initialize()
         except (redis.RedisError, OSError):
             pass  # no node answers yet: the next try asks again
 

@@ -97,7 +97,7 @@ class Standard(Greedy):
                     return a
         return actions[0]
 
-    def take_score(self, v: SeatView, a: Action) -> float:  # type: ignore[override]
+    def take_score(self, v: SeatView, a: Action) -> float:
         """What the pile brings (each card judged by our melds and hand), less what it spends."""
         memo = v.memo.get("pile_gain")
         if memo is None:
