@@ -906,7 +906,8 @@ def _shutdown(response: requests.Response) -> None:
     import socket
 
     try:
-        sock = response.raw.connection.sock  # type: ignore[union-attr]
+        conn = response.raw.connection
+        sock = conn.sock if conn is not None else None
         if sock is not None:
             sock.shutdown(socket.SHUT_RDWR)
     except (AttributeError, OSError):

@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import redis
 
 Command = tuple[Any, ...]
+
+
+def bytes_list(reply: Sequence[bytes | str]) -> list[bytes]:
+    """A list reply (LRANGE) of our clients. redis-py types such replies for both of its modes,
+    str with decode_responses and bytes without; ours never decode (:func:`api.store.connect`),
+    so the items are bytes. The one place that tells the type checker so."""
+    return cast(list[bytes], reply)
 
 
 def pack(args: Command) -> bytes:

@@ -801,7 +801,7 @@ def withheld_reason(before: engine.State, after: engine.State, seat: int, action
     if kind == "pass":
         return ENDS_HAND  # only with an empty stock, and it always ends the hand
     if kind == "discard":  # going out, or an empty stock that ends the hand (R21 "end")
-        ends = before.hand_size(seat) == 1 or (before.stock_size == 0 and before.rules.stock_out == "end")
+        ends = before.hand_size(seat) == 1 or (before.stock_size == 0 and before.rules.dealing.stock_out == "end")
         return ENDS_HAND if ends else ENDS_TURN
     if after.hand_no != before.hand_no or after.phase in ("deal", "over"):
         return ENDS_HAND  # going out by melding: the mover's own cards decide it

@@ -15,7 +15,15 @@ import redis
 
 from api import logcodec
 from api.keys import Keys
-from api.redis_io import Command, Script, raise_first_error, send, send_all, with_scripts
+from api.redis_io import (
+    Command,
+    Script,
+    bytes_list,
+    raise_first_error,
+    send,
+    send_all,
+    with_scripts,
+)
 
 STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
 STREAM_ID_PART_MAX = 2**64 - 1  # Redis stream ids are two unsigned 64-bit numbers
@@ -271,8 +279,7 @@ class Store:
 
     def read_log(self, game_id: str) -> list[bytes]:
         """The game log's lines (chunks expanded: :mod:`api.logcodec`)."""
-        entries: list[bytes] = self.redis.lrange(self.keys.log(game_id), 0, -1)  # type: ignore[assignment]
-        return logcodec.expand(entries)
+        return logcodec.expand(bytes_list(self.redis.lrange(self.keys.log(game_id), 0, -1)))
 
     def first_event(self, game_id: str) -> tuple[str, int] | None:
         """The id and version of the oldest event the stream still holds."""

@@ -43,6 +43,8 @@ Action = dict[str, Any]
 MAX_CANDIDATES = 3
 MAX_ROLLOUT_STEPS = 40
 SWITCH_MARGIN = 0.0  # points by which a candidate must beat the rule bot's choice (mean over worlds)
+OVERRUN_SECONDS = 10.0  # past the deadline a rollout cap stops anyway
+TIE = 1e-9  # means closer than this are equal: the earlier candidate (greedy's first) keeps it
 
 
 class Expert:
@@ -86,13 +88,13 @@ class Expert:
             # mean so far): the budget is kept on average, not overrun by a whole world
             if b.rollouts is None and now + (now - started) / worlds >= deadline:
                 break
-            if b.rollouts is not None and time.perf_counter() >= deadline + 10.0:
+            if b.rollouts is not None and time.perf_counter() >= deadline + OVERRUN_SECONDS:
                 break  # a cap with an absurd budget must still end
         best, best_mean = 0, float("-inf")
         for i in range(len(candidates)):
             if counts[i]:
                 mean = totals[i] / counts[i]
-                if mean > best_mean + 1e-9:
+                if mean > best_mean + TIE:
                     best, best_mean = i, mean
         # the rule bot's own choice stands unless the search finds clearly better: with a
         # few worlds per candidate, small differences are the sample's luck, not the move's
@@ -108,7 +110,7 @@ class Expert:
             return out[:MAX_CANDIDATES]
         g = self.greedy
         out = [default]
-        plan = v.going_out_plan() if v.canastas(v.team) + 1 >= v.rules.canastas_to_go_out else None
+        plan = v.going_out_plan() if v.canastas(v.team) + 1 >= v.rules.going_out.canastas_to_go_out else None
         if plan and plan[0] in actions and plan[0] not in out:
             out.append(plan[0])
         melds = [a for a in actions if a["type"] in ("meld", "add")]

@@ -117,7 +117,7 @@ class Standard(Greedy):
             if IS_WILD[k]:
                 gain += PILE_WILD
             elif IS_RED_THREE[k]:
-                gain += 100.0 if not v.rules.red_threes_optional else PILE_JUNK
+                gain += 100.0 if not v.rules.melding.red_threes_optional else PILE_JUNK
             elif IS_BLACK_THREE[k]:
                 gain += PILE_JUNK
             elif side[RANK_OF[k]] is not None or counts[RANK_OF[k]] >= 1:
@@ -133,7 +133,7 @@ class Standard(Greedy):
     def want_go_out(self, v: SeatView) -> bool:
         if self.threat(v) or v.stock_size <= self.go_out_stock:
             return True
-        ours = table_points(v, v.team) + v.rules.going_out_bonus
+        ours: float = table_points(v, v.team) + v.rules.scoring.going_out_bonus
         ours -= self.in_hand_cost(v, v.partners)
         theirs = max(
             table_points(v, t) - self.in_hand_cost(v, [p for p in v.opponents if v.team_of(p) == t])
@@ -171,7 +171,7 @@ class Standard(Greedy):
         not: worth it when every other discard feeds it; otherwise never."""
         nxt = v.next_opponent()
         if (nxt is None or v.pile_frozen_by >= 0 or v.pile_size < self.block_pile
-                or not v.rules.discard_wild_freezes):
+                or not v.rules.pile.discard_wild_freezes):
             return 1000.0
         mine = v.memo.get("our_take")
         if mine is None:

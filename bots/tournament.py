@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     elapsed = time.perf_counter() - started
     lo, hi = s["ci95"]
-    print(f"{s['a']} vs {s['b']}: {rules.preset}, {rules.players} players, target {rules.target_score}, seed {args.seed}")
+    print(f"{s['a']} vs {s['b']}: {rules.preset}, {rules.players} players, target {rules.scoring.target_score}, seed {args.seed}")
     print(f"games {s['games']}  {s['a']} wins {s['a_wins']}  {s['b']} wins {s['b_wins']}  draws {s['draws']}")
     print(f"{s['a']} win rate {s['a_win_rate']:.1%}  (95% CI {lo:.1%} - {hi:.1%}, Wilson; a draw counts half)")
     print(f"mean score difference ({s['a']} - {s['b']}): {s['mean_score_diff']:+.1f}")

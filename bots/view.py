@@ -15,21 +15,31 @@ from __future__ import annotations
 
 import random
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 from engine.cards import (
     IS_RED_THREE,
     IS_WILD,
+    JOKERS_PER_DECK,
     KINDS,
     RANK_OF,
+    SUITED_CARDS,
     hand_value,
 )
 from engine.moves import going_out_plan
 from engine.rules import RuleOptions
 from engine.scoring import red_three_score
-from engine.state import Meld, State
+from engine.state import NOT_FROZEN, Meld, State
 
 Action = dict[str, Any]
+
+
+def _fact(path: str) -> Any:
+    """A read-only property of :class:`SeatView`: the public fact at ``path`` of the held state
+    (``"turn"``, ``"rules.players"``). One line a fact, and no Python frame per read
+    (``operator.attrgetter``): rollouts read these thousands of times a decision."""
+    return property(attrgetter(f"_s.{path}"))
 
 
 class SeatView:
@@ -47,21 +57,13 @@ class SeatView:
         self.memo: dict[str, Any] = {}  # derived facts a bot computes once per decision
 
     # -- the table -------------------------------------------------------------------------
-    @property
-    def rules(self) -> RuleOptions:
-        return self._s.rules
-
-    @property
-    def players(self) -> int:
-        return self._s.rules.players
+    rules: RuleOptions = _fact("rules")
+    players: int = _fact("rules.players")
+    teams: int = _fact("rules.teams")
 
     @property
     def team(self) -> int:
         return self._s.rules.team_of(self.seat)
-
-    @property
-    def teams(self) -> int:
-        return self._s.rules.teams
 
     def team_of(self, seat: int) -> int:
         return self._s.rules.team_of(seat)
@@ -80,29 +82,12 @@ class SeatView:
         nxt = (self.seat + 1) % self._s.rules.players
         return nxt if self._s.rules.team_of(nxt) != self.team else None
 
-    @property
-    def phase(self) -> str:
-        return self._s.phase
-
-    @property
-    def turn(self) -> int:
-        return self._s.turn
-
-    @property
-    def to_act(self) -> int:
-        return self._s.to_act
-
-    @property
-    def totals(self) -> tuple[int, ...]:
-        return self._s.totals
-
-    @property
-    def hand_no(self) -> int:
-        return self._s.hand_no
-
-    @property
-    def moves(self) -> int:
-        return self._s.moves
+    phase: str = _fact("phase")
+    turn: int = _fact("turn")
+    to_act: int = _fact("to_act")
+    totals: tuple[int, ...] = _fact("totals")
+    hand_no: int = _fact("hand_no")
+    moves: int = _fact("moves")
 
     # -- own hand --------------------------------------------------------------------------
     @property
@@ -125,9 +110,7 @@ class SeatView:
         return hand_value(self._s.hands[self.seat])
 
     # -- public cards ----------------------------------------------------------------------
-    @property
-    def stock_size(self) -> int:
-        return self._s.stock_size
+    stock_size: int = _fact("stock_size")
 
     @property
     def pile_size(self) -> int:
@@ -152,16 +135,11 @@ class SeatView:
         known = self._s.known_from_pile
         return known[seat] if known else ()
 
-    @property
-    def pile_frozen_by(self) -> int:
-        return self._s.pile_frozen_by
-
-    @property
-    def pile_lock(self) -> int:
-        return self._s.pile_lock
+    pile_frozen_by: int = _fact("pile_frozen_by")
+    pile_lock: int = _fact("pile_lock")
 
     def pile_frozen_for(self, team: int) -> bool:
-        return self._s.pile_frozen_by >= 0 or not self._s.opened(team)
+        return self._s.pile_frozen_by != NOT_FROZEN or not self._s.opened(team)
 
     def melds(self, team: int) -> tuple[Meld | None, ...]:
         return self._s.melds[team]
@@ -186,21 +164,10 @@ class SeatView:
         return self._s.penalties[team]
 
     # -- turn flags ------------------------------------------------------------------------
-    @property
-    def drawn(self) -> str:
-        return self._s.drawn
-
-    @property
-    def permission(self) -> int:
-        return self._s.permission
-
-    @property
-    def asked(self) -> bool:
-        return self._s.asked
-
-    @property
-    def turn_melded(self) -> bool:
-        return self._s.turn_melded
+    drawn: str = _fact("drawn")
+    permission: int = _fact("permission")
+    asked: bool = _fact("asked")
+    turn_melded: bool = _fact("turn_melded")
 
     # -- derived, from visible facts only -------------------------------------------------
     def going_out_plan(self) -> list[Action] | None:
@@ -225,7 +192,7 @@ def unseen_counts(s: State, seat: int) -> list[int]:
     """The pack minus what ``seat`` sees: its hand, every meld, laid red threes, the pile, the
     wilds beside the pile, and the cards other seats are known to hold (``known_from_pile``)."""
     rules = s.rules
-    left = [rules.decks] * 52 + [2 * rules.decks]  # copies per kind; two jokers a deck
+    left = [rules.dealing.decks] * SUITED_CARDS + [JOKERS_PER_DECK * rules.dealing.decks]  # copies per kind
     hand = s.hands[seat]
     for k in range(KINDS):
         left[k] -= hand[k]
@@ -267,7 +234,7 @@ def determinize(s: State, seat: int, rng: random.Random) -> State:
     pool: list[int] = []
     for k, n in enumerate(pool_counts):
         if n:
-            (reds if IS_RED_THREE[k] and not rules.red_threes_optional else pool).extend([k] * n)
+            (reds if IS_RED_THREE[k] and not rules.melding.red_threes_optional else pool).extend([k] * n)
     rng.shuffle(pool)
     sizes = {p: sum(s.hands[p]) for p in others}
     stock_n = s.stock_size
@@ -302,7 +269,7 @@ def determinize(s: State, seat: int, rng: random.Random) -> State:
 def rank_counts(hand: tuple[int, ...]) -> list[int]:
     """Naturals per rank index (0..12); wilds and threes are counted under their own ranks."""
     out = [0] * 13
-    for k in range(52):
+    for k in range(SUITED_CARDS):
         if hand[k] and not IS_WILD[k]:
             out[RANK_OF[k]] += hand[k]
     return out

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.cards import CODES, RANKS, hand_codes
-from engine.state import Meld, State, result_copy
+from engine.state import GRANTED, NO_SEAT, NOT_ASKED, NOT_FROZEN, REFUSED, Meld, State, result_copy
 
 # A meld's public face: rank code, card codes, naturals, wilds, canasta kind (or None).
 MeldFace = tuple[str, tuple[str, ...], int, int, str | None]
@@ -40,7 +40,7 @@ def _melds(s: State, team: int) -> list[dict[str, Any]]:
     return [
         {"rank": rank, "cards": list(cards), "naturals": naturals, "wilds": wilds, "canasta": canasta}
         for rank, cards, naturals, wilds, canasta in _side_faces(
-            s.melds[team], rules.canasta_size, rules.canasta_min_naturals
+            s.melds[team], rules.melding.canasta_size, rules.melding.canasta_min_naturals
         )
     ]
 
@@ -58,27 +58,27 @@ def pile_view(s: State) -> dict[str, Any]:
     """The pile as the table sees it. A wild laid beside the pile (R13 "beside_pile") freezes it
     without covering the top card: ``frozen_by`` names it and ``beside`` lists every such wild,
     all of which go with the pile to whoever takes it."""
-    reasons = []
-    if s.pile_frozen_by >= 0:
+    reasons: list[dict[str, Any]] = []
+    if s.pile_frozen_by != NOT_FROZEN:
         where = "wild_beside_pile" if s.pile_frozen_by in s.pile_beside else "frozen_by_card"
         reasons.append({"reason": where, "card": CODES[s.pile_frozen_by]})
-    if s.pile_lock >= 0:
+    if s.pile_lock != NO_SEAT:
         reasons.append({"reason": "locked_by_red_three", "until_seat": s.pile_lock})
     return {
         "top": CODES[s.pile[-1]] if s.pile else None,
         "size": len(s.pile),
         "cards": [CODES[k] for k in s.pile],  # bottom first: all were laid face up
         "beside": [CODES[k] for k in s.pile_beside],
-        "frozen_by": CODES[s.pile_frozen_by] if s.pile_frozen_by >= 0 else None,
-        "locked_until_seat": s.pile_lock if s.pile_lock >= 0 else None,
+        "frozen_by": CODES[s.pile_frozen_by] if s.pile_frozen_by != NOT_FROZEN else None,
+        "locked_until_seat": s.pile_lock if s.pile_lock != NO_SEAT else None,
         "frozen_for_teams": [
-            t for t in range(s.rules.teams) if s.pile_frozen_by >= 0 or (s.melds and not s.opened(t))
+            t for t in range(s.rules.teams) if s.pile_frozen_by != NOT_FROZEN or (s.melds and not s.opened(t))
         ],
         "reasons": reasons,
     }
 
 
-_PERMISSION = {-1: None, 0: False, 1: True}  # State.permission -> the view's answer
+_PERMISSION = {NOT_ASKED: None, REFUSED: False, GRANTED: True}  # State.permission -> the view's answer
 
 
 def public_view(s: State) -> dict[str, Any]:

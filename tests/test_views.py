@@ -82,7 +82,7 @@ def _upcards(s: State, deck: list[str]) -> list[int]:
     neither a wild nor a three."""
     rules = s.rules
     out = []
-    for code in deck[rules.players * rules.hand_size:]:
+    for code in deck[rules.players * rules.dealing.hand_size:]:
         k = engine.parse_card(code)
         out.append(k)
         if not (IS_WILD[k] or RANK_OF[k] == THREE):
@@ -120,7 +120,7 @@ def test_public_knowledge_holds_only_cards_laid_face_up(preset, players, seed, m
             if action["type"] == "discard":
                 card = engine.parse_card(action["card"])
                 face_up[card] += 1
-                if not (IS_WILD[card] and rules.discarded_wilds == "beside_pile"):
+                if not (IS_WILD[card] and rules.pile.discarded_wilds == "beside_pile"):
                     pile.append(card)
             elif action["type"] == "take_pile":
                 pile = []

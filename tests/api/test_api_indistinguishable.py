@@ -70,7 +70,7 @@ def hidden_positions(rules: engine.RuleOptions, deck: list[str], seat: int) -> l
     i % players (the last seat deals the first hand), then turns the upcards face up (R1: all
     of them, also those that stay under the top); the rest is the stock."""
     state = engine.deal(engine.new_game(rules), deck, SALT)
-    dealt = rules.players * rules.hand_size
+    dealt = rules.players * rules.dealing.hand_size
     others = [i for i in range(dealt) if i % rules.players != seat]
     return others + list(range(state.stock_pos, len(deck)))
 
