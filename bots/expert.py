@@ -52,8 +52,10 @@ class Expert:
 
     name = "expert"
 
-    def __init__(self, rollout: Greedy | None = None, horizon: int = 2, switch_margin: float = SWITCH_MARGIN) -> None:
+    def __init__(self, rollout: Greedy | None = None, horizon: int = 2, switch_margin: float = SWITCH_MARGIN,
+                 max_candidates: int = MAX_CANDIDATES) -> None:
         self.greedy = rollout or Greedy()
+        self.max_candidates = max_candidates
         self.horizon = horizon  # turn changes a rollout plays through (2: to the next seat's turn end)
         self.switch_margin = switch_margin
 
@@ -107,7 +109,7 @@ class Expert:
         """The greedy choice first, then the alternatives worth comparing."""
         if v.phase in ("answer", "draw"):
             out = [default] + [a for a in actions if a != default]
-            return out[:MAX_CANDIDATES]
+            return out[:self.max_candidates]
         g = self.greedy
         out = [default]
         plan = v.going_out_plan() if v.canastas(v.team) + 1 >= v.rules.going_out.canastas_to_go_out else None
@@ -122,7 +124,7 @@ class Expert:
         discards = [a for a in actions if a["type"] == "discard"]
         discards.sort(key=lambda a: (g.discard_score(v, parse_card(a["card"]), unseen), a["card"]))
         for a in discards:
-            if len(out) >= MAX_CANDIDATES:
+            if len(out) >= self.max_candidates:
                 break
             if a not in out:
                 out.append(a)
