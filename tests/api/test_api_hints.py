@@ -81,7 +81,7 @@ def test_hints_have_their_own_lower_limit_per_token(limited: FlaskClient) -> Non
 
 
 def test_the_expert_thinks_within_its_budget(redis_url: str, key_prefix: str) -> None:
-    """The wall-clock budget is the server's setting: a long one is used in full (the expert
+    """The wall-clock budget is the server's setting: a long one is used (the expert
     searches until it runs out), a short one ends the search early."""
     timings = {}
     for budget in (1000, 20):
@@ -96,5 +96,5 @@ def test_the_expert_thinks_within_its_budget(redis_url: str, key_prefix: str) ->
         r = hint(c, t, 0, "expert")
         timings[budget] = time.perf_counter() - start
         assert r.status_code == 200, r.get_json()
-    assert timings[1000] >= 1.0  # it thought for the whole budget
+    assert timings[1000] >= 0.9  # it thought for the budget (to within a world: it stops when the next would overrun)
     assert timings[20] < 1.0  # and much less with a short one (a second to spare for a busy machine)
