@@ -25,7 +25,9 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     longest_block = max(settings.poll_max_wait, settings.sse_ping_seconds)
-    store = Store.for_settings(connect(settings.redis_url, longest_block), settings)
+    games_redis = connect(settings.redis_url, longest_block)
+    queue_url = settings.bot_queue_url  # a cluster without CANASTA_QUEUE_URL stops here, with the reason
+    store = Store.for_settings(games_redis, settings, None if queue_url == settings.redis_url else connect(queue_url))
     app.extensions["canasta"] = Ctx(settings, store, threading.BoundedSemaphore(max(1, settings.max_event_readers)))
     errors.register(app)
 

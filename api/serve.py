@@ -97,18 +97,19 @@ def _stop(procs: list[subprocess.Popen[bytes]], timeout: float = 10.0) -> None:
 
 def _warn_persistence(url: str) -> None:
     """Say what an external server lacks for durable games (``api.durability``)."""
-    import redis
-
     from api.config import Settings
-    from api.durability import NEEDS, check
+    from api.durability import NEEDS, check_all
+    from api.redis_io import connect
 
-    client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=5)
+    client = None
     try:
-        problems = check(client).problems(Settings.from_env().durability)
+        client = connect(url, max_block_seconds=0)  # a cluster's client asks its nodes at once
+        problems = check_all(client).problems(Settings.from_env().durability)
     except Exception as e:  # noqa: BLE001 - not up yet: the API says so when it starts
         problems = [f"could not check the Redis server's persistence ({e})"]
     finally:
-        client.close()
+        if client is not None:
+            client.close()
     for problem in problems:
         print(f"canasta serve: warning: {problem} (a durable game store needs {NEEDS})", file=sys.stderr, flush=True)
 
@@ -139,6 +140,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"data: {embedded.data_dir}  (append-only file, fsynced before every reply: a restart on "
                   "this directory continues every game)", flush=True)
         else:
+            from api.config import queue_url
+
+            try:
+                queue_url(url, os.environ.get("CANASTA_QUEUE_URL"))
+            except ValueError as e:
+                print(f"canasta serve: {e}", file=sys.stderr, flush=True)
+                return 2
             print(f"redis: {url}", flush=True)
             _warn_persistence(url)
         env = {**os.environ, "REDIS_URL": url}

@@ -379,7 +379,7 @@ def _notify_bots(store: Store, game_id: str, change: Change, version: int) -> No
     if not change.meta["seats"][state.to_act].get("bot"):
         return
     try:
-        botqueue.notify(store.redis, botqueue.config_for(store.keys.prefix), game_id, version)
+        botqueue.notify(store.queue, botqueue.config_for(store.keys.prefix), game_id, version)
     except Exception:  # noqa: BLE001 - a failed enqueue must not fail the accepted change (the sweeper retries)
         log.exception("enqueueing the bots of %s v%s failed", game_id, version)
 
@@ -551,7 +551,7 @@ def _may_hand_to_bot(store: Store, game: Game, record_turn_at: int | None, seat:
         raise SeatControlDenied("not_seat_owner",
                                 f"Seat {seat} is a person's: only its own token hands it to a bot, or any seat once "
                                 f"it has been to act for longer than the turn timeout ({timeout} s).")
-    idle = (store.server_time_ms() - record_turn_at) / 1000
+    idle = (store.server_time_ms(game.id) - record_turn_at) / 1000
     if idle <= timeout:
         raise SeatControlDenied("seat_not_idle",
                                 f"Seat {seat} has been to act for {idle:.0f} s; another seat may hand it to a bot "

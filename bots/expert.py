@@ -42,9 +42,9 @@ Action = dict[str, Any]
 # 40 rollouts a decision, 80 games against standard: 71% (61-80) with 3, 63% (52-72) with 6).
 MAX_CANDIDATES = 3
 MAX_ROLLOUT_STEPS = 40
-SWITCH_MARGIN = 0.0  # points by which a candidate must beat the rule bot's choice (mean over worlds)
 OVERRUN_SECONDS = 10.0  # past the deadline a rollout cap stops anyway
 TIE = 1e-9  # means closer than this are equal: the earlier candidate (greedy's first) keeps it
+SWITCH_MARGIN = 0.0  # points by which a candidate must beat the rule bot's choice (mean over worlds)
 
 
 class Expert:

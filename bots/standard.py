@@ -32,6 +32,7 @@ from bots.greedy import Greedy, table_points
 from bots.odds import WILD_KINDS, at_least
 from bots.view import SeatView, rank_counts
 from engine.cards import IS_BLACK_THREE, IS_RED_THREE, IS_WILD, RANK_OF, VALUE, parse_card
+from engine.state import NOT_FROZEN
 
 Action = dict[str, Any]
 
@@ -175,7 +176,7 @@ class Standard(Greedy):
         """A wild discarded to freeze a rich pile the next opponent would take and we would
         not: worth it when every other discard feeds it; otherwise never."""
         nxt = v.next_opponent()
-        if (nxt is None or v.pile_frozen_by >= 0 or v.pile_size < self.block_pile
+        if (nxt is None or v.pile_frozen_by != NOT_FROZEN or v.pile_size < self.block_pile
                 or not v.rules.pile.discard_wild_freezes):
             return 1000.0
         mine = v.memo.get("our_take")

@@ -121,14 +121,8 @@ class SeatView:
     def pile_top(self) -> int:
         return self._s.pile[-1] if self._s.pile else -1
 
-    @property
-    def pile(self) -> tuple[int, ...]:
-        """Every card of the pile, bottom first (public: each was laid face up)."""
-        return self._s.pile
-
-    @property
-    def pile_beside(self) -> tuple[int, ...]:
-        return self._s.pile_beside
+    pile: tuple[int, ...] = _fact("pile")  # every card, bottom first (public: each was laid face up)
+    pile_beside: tuple[int, ...] = _fact("pile_beside")
 
     def known_from_pile(self, seat: int) -> tuple[int, ...]:
         """Cards the table saw ``seat`` take with the pile and not yet meld or discard."""

@@ -56,7 +56,8 @@ def list_bots() -> Response:
 
 @bp.get("/healthz")
 def healthz() -> Response:
-    return json_response({"status": "ok"}, headers={"Cache-Control": "no-store"})
+    failures = ctx().rate_limiter_failures.value
+    return json_response({"status": "ok", "rate_limiter_failures": failures}, headers={"Cache-Control": "no-store"})
 
 
 @bp.get("/readyz")

@@ -90,7 +90,7 @@ def _cleanup() -> None:
     by a run that deselects its tests (``-m slow``). Registered after the embedded Valkey's
     stop, so it runs first."""
     try:
-        delete_test_keys(app.extensions["canasta"].store.redis, PREFIX)
+        delete_test_keys(app.extensions["canasta"].store.queue, PREFIX)
     except redis.RedisError:
         pass
 
