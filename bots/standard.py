@@ -89,18 +89,8 @@ class Standard(Greedy):
     go_out_stock = 10  # stock size from which going out is always taken
 
     # -- drawing ----------------------------------------------------------------------------
-    def draw_phase(self, v: SeatView, actions: list[Action]) -> Action:
-        takes = [a for a in actions if a["type"] == "take_pile"]
-        can_draw = any(a["type"] == "draw" for a in actions)
-        if takes:
-            best = max(takes, key=lambda a: self.take_score(v, a))
-            if self.take_score(v, best) >= self.take_min_gain or not can_draw:
-                return best
-        for kind in ("draw", "pass"):
-            for a in actions:
-                if a["type"] == kind:
-                    return a
-        return actions[0]
+    def worth_taking(self, score: float) -> bool:
+        return score >= self.take_min_gain
 
     def take_score(self, v: SeatView, a: Action) -> float:
         """What the pile brings (each card judged by our melds and hand), less what it spends."""
