@@ -12,16 +12,22 @@ club player, completes fewer canastas and goes out half as often):
 * **blocking**: when every ordinary discard would feed a rich pile to the next opponent, a
   black three blocks it, or a wild freezes it (when we are behind on the pile: the next
   opponent can take it and we cannot match that).
+* **freezing when ahead on the pile**: holding natural pairs (each takes a frozen pile), a
+  wild discarded freezes the pile as soon as it is worth a take, so the opposing side, which
+  takes an open pile with one natural and a wild or onto its melds, needs pairs too.
 * **tempo**: go out when the public score estimate (the table, the going-out bonus, the
   hands' cards, the known ones at their value) says going out wins the hand, and always near
   the end of the stock or with the opponents near going out; answer the partner's "may I go
   out?" by the same estimate.
+* **the race to the first canasta**: while our side lacks the canastas it needs to go out, a
+  wild goes onto a meld of ours that it brings near a canasta (greedy scores every wild add
+  alike); in four-player ``finnish`` one canasta ends the hand, so the first one decides it.
 
-Melding, canasta building and the partner's melds are greedy's (:class:`~bots.greedy.Greedy`
-already adds to the side's melds and completes canastas first). Measured (BENCHMARKS.md):
-77% against greedy in ``finnish-2p``; even in four-player ``finnish``, where these rules do
-not beat greedy's. Fast: one pass over the legal actions with table look-ups (p99 of CPU per
-decision ~0.2 ms).
+Melding otherwise, canasta building and the partner's melds are greedy's
+(:class:`~bots.greedy.Greedy` already adds to the side's melds and completes canastas first).
+Measured (BENCHMARKS.md, issue 15): ~80% against greedy in ``finnish-2p``; 50-58% in
+four-player ``finnish`` by seed (was ~50%), short of the issue's 75%. Fast: one pass over the
+legal actions with table look-ups (p99 of CPU per decision ~0.2 ms).
 """
 
 from __future__ import annotations
@@ -31,7 +37,16 @@ from typing import Any
 from bots.greedy import Greedy, table_points
 from bots.odds import WILD_KINDS, at_least
 from bots.view import SeatView, rank_counts
-from engine.cards import IS_BLACK_THREE, IS_RED_THREE, IS_WILD, RANK_OF, VALUE, parse_card
+from engine.cards import (
+    IS_BLACK_THREE,
+    IS_RED_THREE,
+    IS_WILD,
+    MELD_RANKS,
+    RANK_OF,
+    VALUE,
+    parse_card,
+    parse_rank,
+)
 from engine.state import NOT_FROZEN
 
 Action = dict[str, Any]
@@ -44,6 +59,12 @@ PILE_WILD = 30.0  # a wild that comes with the pile
 PILE_JUNK = 2.0  # any other pile card (it is a card in hand, some use, some cost)
 OPEN_BONUS = 60.0  # taking the pile to open (the pile is frozen against an unopened side)
 BLACK_THREE_KEEP = 10.0  # a black three kept for a pile worth blocking
+FREEZE_PAIRS = 2  # natural pairs in hand from which our side is ahead on a frozen pile
+FREEZE_PILE = 3  # pile size from which freezing it while ahead is worth a wild
+FREEZE_AHEAD = -100.0  # the discard score of that freeze: before any ordinary discard
+RACE_MELD = 5  # meld size a wild add must reach to count as a push toward the needed canastas
+RACE_WILD_ADD = 30.0  # that add's score: above an ordinary add, below completing a canasta
+PILE_CARD = 20  # what one pile card given to the next opponent is worth to it (greedy: 12)
 
 
 def known_counts(v: SeatView, seat: int, rank: int) -> tuple[int, int]:
@@ -87,6 +108,10 @@ class Standard(Greedy):
     take_min_gain = TAKE_MIN_GAIN
     block_pile = BLOCK_PILE
     go_out_stock = 10  # stock size from which going out is always taken
+    freeze_pairs = FREEZE_PAIRS
+    freeze_pile = FREEZE_PILE
+    pile_card = PILE_CARD
+    race_meld = RACE_MELD
 
     # -- drawing ----------------------------------------------------------------------------
     def worth_taking(self, score: float) -> bool:
@@ -124,6 +149,23 @@ class Standard(Greedy):
         if top >= 0:
             gain += PILE_FIT + VALUE[top] * 0.5
         return gain
+
+    # -- melding ---------------------------------------------------------------------------
+    def meld_score(self, v: SeatView, a: Action) -> float:
+        """Greedy's, but a wild goes onto a meld of ours near a canasta while our side lacks the
+        canastas it needs to go out: the first canasta decides a four-player hand."""
+        score = super().meld_score(v, a)
+        if a["type"] != "add" or score >= RACE_WILD_ADD:
+            return score
+        if v.canastas(v.team) >= v.rules.going_out.canastas_to_go_out:
+            return score
+        cards = a["cards"]
+        if not any(IS_WILD[parse_card(c)] for c in cards):
+            return score
+        meld = v.melds(v.team)[parse_rank(a["rank"])]
+        if meld is not None and len(meld.cards) + len(cards) >= self.race_meld:
+            return RACE_WILD_ADD
+        return score
 
     # -- going out --------------------------------------------------------------------------
     def want_go_out(self, v: SeatView) -> bool:
@@ -163,11 +205,16 @@ class Standard(Greedy):
         return super().discard_score(v, kind, unseen)
 
     def freeze_score(self, v: SeatView, unseen: list[int]) -> float:
-        """A wild discarded to freeze a rich pile the next opponent would take and we would
-        not: worth it when every other discard feeds it; otherwise never."""
+        """A wild discarded to freeze the pile: at once when we are ahead on a frozen pile (our
+        pairs take it, the opened next opponent then needs pairs too); when we are behind,
+        only a rich pile the next opponent would take and every other discard feeds."""
         nxt = v.next_opponent()
-        if (nxt is None or v.pile_frozen_by != NOT_FROZEN or v.pile_size < self.block_pile
-                or not v.rules.pile.discard_wild_freezes):
+        if nxt is None or v.pile_frozen_by != NOT_FROZEN or not v.rules.pile.discard_wild_freezes:
+            return 1000.0
+        if (v.pile_size >= self.freeze_pile and v.opened(v.team_of(nxt))
+                and self.pairs_in_hand(v) >= self.freeze_pairs):
+            return FREEZE_AHEAD
+        if v.pile_size < self.block_pile:
             return 1000.0
         mine = v.memo.get("our_take")
         if mine is None:
@@ -178,7 +225,16 @@ class Standard(Greedy):
 
     def our_pile_hold(self, v: SeatView) -> bool:
         """Our side holds a natural pair of some rank in hand: it could take a frozen pile."""
-        return any(n >= 2 for n in rank_counts(v.hand)[3:])
+        return self.pairs_in_hand(v) >= 1
+
+    @staticmethod
+    def pairs_in_hand(v: SeatView) -> int:
+        """Meld ranks (aces, fours to kings) of which this hand holds a natural pair or more."""
+        pairs = v.memo.get("pairs")
+        if pairs is None:
+            counts = rank_counts(v.hand)
+            pairs = v.memo["pairs"] = sum(1 for r in MELD_RANKS if counts[r] >= 2)
+        return pairs
 
     def danger(self, v: SeatView, kind: int, unseen: list[int]) -> float:
         nxt = v.next_opponent()

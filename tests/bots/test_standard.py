@@ -9,6 +9,7 @@ import time
 
 import bots
 import engine
+from bots.standard import Standard
 from bots.view import SeatView
 from engine.cards import KINDS, parse_card, parse_rank
 from engine.rules import resolve
@@ -65,10 +66,14 @@ def test_it_never_discards_a_card_the_next_opponent_is_known_to_take_the_pile_wi
                  ours=(meld("9", "9H", "9D", "9S"),), theirs=(meld("4", "4H", "4D", "4C"),))
     action = choose("standard", s)
     assert action["type"] == "discard" and action["card"] != "7S", action
-    # the same position where nobody is known to hold 7s: the lone 7 is the natural discard
+    # the same position where nobody is known to hold 7s: the 7 is a guess, not a certain feed
     free = position(("7S", "KH", "KD", "QD", "QC", "AH", "AC", "6H"), RICH_PILE,
                     ours=(meld("9", "9H", "9D", "9S"),), theirs=(meld("4", "4H", "4D", "4C"),))
-    assert choose("standard", free) != action or action["card"] == "6H"
+    bot, seven = Standard(), parse_card("7S")
+    known_view, free_view = SeatView(s, SEAT), SeatView(free, SEAT)
+    certain = bot.danger(known_view, seven, known_view.unseen_counts())
+    assert certain == (len(RICH_PILE) + 1) * bot.pile_card + 20  # the whole pile, for sure
+    assert bot.danger(free_view, seven, free_view.unseen_counts()) < certain / 2
 
 
 def test_it_blocks_a_rich_pile_it_would_otherwise_feed() -> None:
@@ -97,6 +102,31 @@ def test_it_freezes_a_rich_pile_with_a_wild_when_it_is_behind_on_the_pile() -> N
     # with a natural pair in hand our side can take a frozen pile too: no need to freeze
     paired = position(("TH", "JC", "8D", "8C", "2C"), RICH_PILE, theirs=theirs)
     assert choose("standard", paired)["card"] != "2C"
+
+
+def test_it_freezes_the_pile_with_a_wild_when_its_pairs_put_it_ahead_on_the_pile() -> None:
+    # two natural pairs in hand: a frozen pile is ours to take with either, while the opened
+    # opponent could take this small open pile with one natural and a wild; the wild freezes it
+    # (our side has not opened and cannot yet: no meld of ours to add the wild to)
+    hand = ("KH", "KD", "QD", "QC", "2C", "6H", "9D")
+    small_pile = ("5H", "8D", "JH", "7C")
+    ours: tuple[Meld, ...] = ()
+    theirs = (meld("4", "4H", "4D", "4C"),)
+    s = position(hand, small_pile, ours=ours, theirs=theirs)
+    assert choose("standard", s) == {"type": "discard", "card": "2C"}
+    assert choose("greedy", s) != {"type": "discard", "card": "2C"}  # greedy never spends a wild so
+    # one pair only: not ahead on a frozen pile, the wild stays in hand
+    one_pair = position(("KH", "KD", "QD", "5C", "2C", "6H", "9D"), small_pile, ours=ours, theirs=theirs)
+    assert choose("standard", one_pair)["card"] != "2C"
+
+
+def test_its_wild_goes_onto_the_meld_nearest_a_canasta_while_its_side_needs_canastas() -> None:
+    # our side has no canasta yet: the lone wild goes onto the five kings (six, one short), not
+    # onto the three fives, which greedy picks first (every wild add scores the same for it)
+    ours = (meld("5", "5H", "5D", "5S"), meld("K", "KH", "KD", "KS", "KC", "KH"))
+    s = position(("2C", "6D", "9S", "JC", "8H"), ("6H", "9C"), ours=ours, theirs=(meld("A", "AH", "AD", "AS"),))
+    assert choose("standard", s) == {"type": "add", "rank": "K", "cards": ["2C"]}
+    assert choose("greedy", s) == {"type": "add", "rank": "5", "cards": ["2C"]}
 
 
 def test_it_goes_out_when_going_out_wins_the_hand() -> None:
