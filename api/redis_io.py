@@ -195,16 +195,20 @@ class Router:
 
     def connection(self, key: Any) -> Any:
         """This thread's connection to the node of ``key`` (None: any node of a cluster)."""
+        if not self.cluster:  # the hot path of one server: no key to look at
+            conn = getattr(self._local, "conn", None)
+            if conn is None:
+                conn = self._local.conn = self.client.connection_pool.make_connection()  # type: ignore[union-attr]
+            if conn.should_reconnect():
+                conn.disconnect()
+            return conn
         conns: dict[str, Any] | None = getattr(self._local, "conns", None)
         if conns is None:
             conns = self._local.conns = {}
-        if not self.cluster:
-            name, pool = "", self.client.connection_pool  # type: ignore[union-attr]
-        else:
-            cluster: RedisCluster = self.client  # type: ignore[assignment]
-            node = (cluster.nodes_manager.get_node_from_slot(cluster.keyslot(key)) if key is not None
-                    else cluster.get_primaries()[0])
-            name, pool = node.name, cluster.get_redis_connection(node).connection_pool
+        cluster: RedisCluster = self.client  # type: ignore[assignment]
+        node = (cluster.nodes_manager.get_node_from_slot(cluster.keyslot(key)) if key is not None
+                else cluster.get_primaries()[0])
+        name, pool = node.name, cluster.get_redis_connection(node).connection_pool
         conn = conns.get(name)
         if conn is None:
             conn = conns[name] = pool.make_connection()
@@ -217,12 +221,14 @@ class Router:
         """``commands`` (all in one hash slot on a cluster: ``key``'s, default the first key
         of the commands) in one round trip; each raw reply, or the ResponseError it was
         answered with (NOSCRIPT: ``scripts`` are loaded on that server and the commands sent again)."""
-        if key is None:
-            key = next((k for k in map(first_key, commands) if k is not None), None)
         if not self.cluster:
-            conn = self.connection(key)
+            conn = self.connection(None)
+            if not scripts:
+                return send_all(conn, commands)
             return with_scripts(lambda source: send(conn, ("SCRIPT", "LOAD", source)), scripts,
                                 lambda: send_all(conn, commands))
+        if key is None:
+            key = next((k for k in map(first_key, commands) if k is not None), None)
         for pause in (*CLUSTER_RETRY_PAUSES, None):
             try:
                 conn = self.connection(key)
