@@ -18,10 +18,12 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/mypy
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 # The slow soak runs only (CI runs them after `make test`).
@@ -48,6 +50,7 @@ readme-screenshot: $(STAMP)
 test-all: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/mypy
 	$(BIN)/pytest -q -m ''
 
 bench: $(STAMP)

@@ -55,6 +55,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(replays.bp)
     app.register_blueprint(web.bp)
     if settings.trust_proxy:
+        # Flask's documented way to wrap its WSGI app; mypy refuses any assignment to a method.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1)  # type: ignore[method-assign]
     return app
 

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -121,7 +121,8 @@ class _Conn(asyncio.Protocol):
         self.closed = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        # asyncio types this hook for every kind of transport; a stream connection's is a Transport
+        self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -361,7 +362,7 @@ async def _health_phase(client: Client, concurrency: int, seconds: float, server
     await asyncio.gather(*(loop() for _ in range(concurrency)))
     elapsed = time.monotonic() - start
     n = max(1, len(lat))
-    srv = {k: (v - srv0[k]) / n for k, v in server_cpu().items()} if server_cpu else {}
+    srv = {k: (v - srv0[k]) / n for k, v in server_cpu().items()} if srv0 is not None else {}
     return {"rate": len(lat) / elapsed, "p50": _percentile(lat, .5), "p99": _percentile(lat, .99),
             "errors": errors, "cpu_client": (time.process_time() - cpu0) / n, "cpu_server": srv}
 

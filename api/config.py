@@ -90,6 +90,9 @@ class Settings:
     # hints: the expert's thinking time (wall clock) and how long an answer is kept for the
     # same game version, seat and bot (0: not kept)
     hint_budget_ms: float = 50.0
+    # the bot worker's expert budget for a seat that set none (the worker reads the same
+    # variable, CANASTA_BOT_BUDGET_MS); GET /bots shows it
+    bot_budget_ms: float = 75.0
     hint_cache_seconds: int = 600
     # events
     sse_ping_seconds: float = 15.0

@@ -27,9 +27,10 @@ import importlib.resources
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, TypeGuard, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
@@ -90,8 +91,15 @@ def connect(url: str, max_block_seconds: float = 30.0) -> Client:
     return redis.Redis.from_url(target.url, **options)
 
 
-def is_cluster(client: Any) -> bool:
+def is_cluster(client: Any) -> TypeGuard[RedisCluster]:
     return isinstance(client, RedisCluster)
+
+
+def bytes_list(reply: Sequence[bytes | str]) -> list[bytes]:
+    """A list reply (LRANGE) of our clients. redis-py types such replies for both of its modes,
+    str with decode_responses and bytes without; ours never decode (:func:`api.store.connect`),
+    so the items are bytes. The one place that tells the type checker so."""
+    return cast(list[bytes], reply)
 
 
 def pack(args: Command) -> bytes:
@@ -152,6 +160,11 @@ def send_all(conn: Any, commands: tuple[Command, ...] | list[Command]) -> list[A
 
     result: list[Any] = conn.retry.call_with_retry(send_read, lambda _error: conn.disconnect())
     return result
+
+
+def load_script(conn: Any, source: str) -> Any:
+    """Load a script's ``source`` on the server of ``conn`` (its SHA1 is the reply)."""
+    return send(conn, ("SCRIPT", "LOAD", source))
 
 
 def with_scripts(load: Callable[[str], Any], scripts: tuple[Script, ...], send: Callable[[], list[Any]]) -> list[Any]:
@@ -225,15 +238,13 @@ class Router:
             conn = self.connection(None)
             if not scripts:
                 return send_all(conn, commands)
-            return with_scripts(lambda source: send(conn, ("SCRIPT", "LOAD", source)), scripts,
-                                lambda: send_all(conn, commands))
+            return with_scripts(partial(load_script, conn), scripts, partial(send_all, conn, commands))
         if key is None:
             key = next((k for k in map(first_key, commands) if k is not None), None)
         for pause in (*CLUSTER_RETRY_PAUSES, None):
             try:
                 conn = self.connection(key)
-                replies = with_scripts(lambda source, c=conn: send(c, ("SCRIPT", "LOAD", source)), scripts,
-                                       lambda c=conn: send_all(c, commands))
+                replies = with_scripts(partial(load_script, conn), scripts, partial(send_all, conn, commands))
             except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.SlotNotCoveredError):
                 if pause is None:
                     raise

@@ -75,6 +75,12 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0)
     return False
 
 
+def part_name(proc: subprocess.Popen[bytes]) -> str:
+    """What a child of ours runs, for messages: "gunicorn ..." or "cli.main worker"."""
+    args = proc.args
+    return " ".join(str(a) for a in args[2:4]) if isinstance(args, list) else str(args)
+
+
 def _stop(procs: list[subprocess.Popen[bytes]], timeout: float = 10.0) -> None:
     """SIGTERM every child, wait, then SIGKILL what is left."""
     for p in procs:
@@ -167,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         while not stop.wait(0.5):
             dead = [p for p in procs if p.poll() is not None]
             if dead:
-                print(f"canasta serve: {dead[0].args[2:4]} exited with {dead[0].returncode}; stopping",
+                print(f"canasta serve: {part_name(dead[0])} exited with {dead[0].returncode}; stopping",
                       file=sys.stderr, flush=True)
                 code = 1
                 break

@@ -19,6 +19,7 @@ from api.redis_io import (
     Client,
     Command,
     Script,
+    bytes_list,
     connect,
     is_cluster,
     pair,
@@ -286,8 +287,7 @@ class Store:
 
     def read_log(self, game_id: str) -> list[bytes]:
         """The game log's lines (chunks expanded: :mod:`api.logcodec`)."""
-        entries: list[bytes] = self.redis.lrange(self.keys.log(game_id), 0, -1)  # type: ignore[assignment]
-        return logcodec.expand(entries)
+        return logcodec.expand(bytes_list(self.redis.lrange(self.keys.log(game_id), 0, -1)))
 
     def first_event(self, game_id: str) -> tuple[str, int] | None:
         """The id and version of the oldest event the stream still holds."""

@@ -50,6 +50,13 @@ def store_for(redis: Any, prefix: str) -> Store:
     return s
 
 
+def seat_budget_ms(game: Game, seat: int, default: float) -> float:
+    """The thinking time of the bot at ``seat``: the seat's own ``budget_ms`` (set when the
+    seat was handed to the bot, checked by the service), else the worker's default."""
+    budget = game.meta["seats"][seat].get("budget_ms")
+    return float(budget) if budget is not None else default
+
+
 def bot_to_act(game: Game | None) -> str | None:
     """The bot name of the seat to act, or None when nobody or a human is to act."""
     if game is None or game.status != "playing" or game.state is None:
@@ -171,7 +178,7 @@ class BotRun:
         assert game.state is not None
         rng = random.Random(f"{self.game_id}:{game.version}:{seat}")
         try:
-            return bots.choose(name, game.state, seat, rng, self.cfg.budget_ms)
+            return bots.choose(name, game.state, seat, rng, seat_budget_ms(game, seat, self.cfg.budget_ms))
         except Exception:  # noqa: BLE001 - a bot bug must not stall a game: play a legal move
             log.exception("bot %s failed in game %s v%s; playing random", name, self.game_id, game.version)
             return bots.choose("random", game.state, seat, rng)

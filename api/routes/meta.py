@@ -1,4 +1,4 @@
-"""Rules, health, readiness and the OpenAPI document."""
+"""Rules, bots, health, readiness and the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import importlib.resources
 
 from flask import Blueprint, Response, request
 
+import bots
 import engine
 from api.errors import ApiError
 from api.http import ctx, json_response
@@ -38,6 +39,19 @@ def get_rules(preset: str) -> Response:
     except engine.RulesError as e:
         raise ApiError(422, "invalid_rules", str(e)) from None
     return json_response({**summary[preset], "rules": rules.to_dict()})
+
+
+@bp.get("/bots")
+def list_bots() -> Response:
+    """The bot levels, weakest first, each with a sentence, and the budget a seat may set."""
+    low, high = bots.BUDGET_LIMITS_MS
+    default = ctx().settings.bot_budget_ms
+    levels = [
+        {"name": name, "description": bots.LEVELS[name], "default": name == bots.DEFAULT_BOT,
+         "budget_ms": {"default": default, "min": low, "max": high} if name in bots.BUDGETED else None}
+        for name in bots.NAMES
+    ]
+    return json_response({"bots": levels})
 
 
 @bp.get("/healthz")
