@@ -116,9 +116,9 @@ class Greedy:
                     return a
         return actions[0]
 
-    @staticmethod
-    def take_score(v: SeatView, a: Action) -> float:
-        """A rich pile is worth the cards it brings; a wild spent on a small pile is not."""
+    def take_score(self, v: SeatView, a: Action) -> float:
+        """A rich pile is worth the cards it brings; a wild spent on a small pile is not.
+        (A method, not a static one: the standard bot's judges by its own measures.)"""
         used = [parse_card(c) for c in a.get("with", [])]
         wilds = sum(1 for k in used if IS_WILD[k])
         gain = v.pile_size * 8 + 10 * len(a.get("melds", []))
