@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 import redis
@@ -20,13 +19,15 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     from api.http import Ctx
     from api.routes import events, games, meta, replays, web
     from api.store import NotDurable, Store, connect
+    from api.stream_limits import StreamLimits
 
     settings = config if isinstance(config, Settings) else Settings.from_env(config)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     longest_block = max(settings.poll_max_wait, settings.sse_ping_seconds)
     store = Store.for_settings(connect(settings.redis_url, longest_block), settings)
-    app.extensions["canasta"] = Ctx(settings, store, threading.BoundedSemaphore(max(1, settings.max_event_readers)))
+    limits = StreamLimits(settings.max_streams_per_token, settings.max_streams_per_address)
+    app.extensions["canasta"] = Ctx(settings, store, limits)
     errors.register(app)
 
     @app.errorhandler(redis.exceptions.ConnectionError)

@@ -17,6 +17,7 @@ from api.config import Settings
 from api.errors import ApiError
 from api.keys import GAME_ID_RE
 from api.store import Store
+from api.stream_limits import StreamLimits
 from api.tokens import TOKEN_RE
 
 JSON = "application/json"
@@ -27,12 +28,12 @@ IDEMPOTENCY_KEY_HEX = 40  # hex digits of an Idempotency-Key's hash in its Redis
 
 @dataclass(frozen=True)
 class Ctx:
-    """Per-process objects: the settings, the Redis store (no game state) and the count of
-    open event readers."""
+    """Per-process objects: the settings, the Redis store (no game state) and the counts of
+    open event streams."""
 
     settings: Settings
     store: Store
-    event_readers: threading.BoundedSemaphore
+    stream_limits: StreamLimits
 
 
 def ctx() -> Ctx:

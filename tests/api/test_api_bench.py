@@ -7,8 +7,8 @@ import pytest
 from api import bench
 
 
-@pytest.mark.parametrize("extra", [["--fanout-games", "1", "--fanout-seconds", "1.5"], ["--rate", "40", "--fanout-games", "0"]],
-                         ids=["saturating", "paced"])
+@pytest.mark.parametrize("extra", [["--fanout-games", "1", "--fanout-seconds", "1.5"], ["--rate", "40", "--fanout-games", "0", "--listeners", "8", "--listener-moves", "10"]],
+                         ids=["saturating", "paced-with-listeners"])
 def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                              extra: list[str]) -> None:
     monkeypatch.setenv("REDIS_URL", redis_url)
@@ -22,13 +22,19 @@ def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str],
     moves = int(out.split("accepted moves/s")[1].split("(")[1].split(" moves")[0])
     assert moves > 0
     if "--fanout-games" in extra and extra[extra.index("--fanout-games") + 1] != "0":
-        # one game, four readers (the server's cap with 8 threads is 4): every move reaches
-        # the three other seats
+        # one game, four readers: every move reaches the three other seats
         line = out.split("event fan-out p50 / p99")[1].splitlines()[0]
         deliveries = int(line.split("(")[1].split(" deliveries")[0])
         assert deliveries >= 3 and "0 polls refused" in line
     else:
         assert "event fan-out" not in out
+    if "--listeners" in extra:
+        # two extra games, a stream or a long-poll on each seat, every move delivered to all four
+        assert "4 SSE streams + 4 long-polls of 8 (0 refused, 0 errors) on 2 extra games" in out
+        line = out.split("move -> listener p50 / p99")[1].splitlines()[0]
+        assert int(line.split("; ")[-1].split(" deliveries")[0]) >= 4
+    else:
+        assert "open listeners" not in out
 
 
 def test_bench_hints_short_run(redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,5 +59,5 @@ def test_bench_api_compares_durability_modes(redis_url: str, capsys: pytest.Capt
     out = capsys.readouterr().out
     assert "CANASTA_DURABILITY=off; the server's append-only file off" in out
     assert "CANASTA_DURABILITY=fsync; the server's append-only file on, appendfsync always" in out
-    summary = out.split("durability  accepted moves/s")[1]
+    summary = out.split("durability  listeners  accepted moves/s")[1]
     assert "\noff " in summary and "\nfsync " in summary and "fsync: " in summary
