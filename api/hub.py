@@ -92,23 +92,28 @@ class EventHub:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.dirty: set[str] = set()  # games to read in the next batch
         self.kick = asyncio.Event()
+        self.subscriptions = asyncio.Lock()
         self.closed = False
         self.reads = 0  # pipelined batches of XRANGE (tests, benchmarks)
 
     # -- listeners -------------------------------------------------------------------------
     async def listen(self, listener: Listener) -> None:
-        """Start delivering to ``listener``: subscribed first, then one read, so that an
-        event committed before the subscription took effect is not missed."""
+        """Start delivering to ``listener``: its game is read now, and again once the
+        server confirms a new subscription, so that no event committed before the
+        subscription took effect is missed."""
         if self.closed:
             listener.closed = True
             listener.wake.set()
             return
         feed = self.feeds.get(listener.game_id)
         if feed is None:
-            channel = self.keys.wake(listener.game_id).encode()
-            feed = self.feeds[listener.game_id] = _Feed(channel)
-            self.by_channel[channel] = listener.game_id
-            await self._subscribe(channel)
+            async with self.subscriptions:  # never between the sweeper's unsubscribe and its forgetting
+                feed = self.feeds.get(listener.game_id)
+                if feed is None:
+                    channel = self.keys.wake(listener.game_id).encode()
+                    feed = self.feeds[listener.game_id] = _Feed(channel)
+                    self.by_channel[channel] = listener.game_id
+                    await self._subscribe(channel)
         feed.listeners.add(listener)
         self._read(listener.game_id, feed)
 
@@ -161,7 +166,7 @@ class EventHub:
         """Wake-ups from the subscription: each one reads its game again."""
         while not self.closed:
             try:
-                message = await self.pubsub.get_message(ignore_subscribe_messages=True, timeout=READ_TIMEOUT_SECONDS)
+                message = await self.pubsub.get_message(timeout=READ_TIMEOUT_SECONDS)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - the connection failed: reconnect, then read all again
@@ -172,7 +177,8 @@ class EventHub:
                 for game_id, feed in list(self.feeds.items()):
                     self._read(game_id, feed)
                 continue
-            if message is None or message.get("type") != "smessage":
+            # a wake-up, or the server's confirmation of a new subscription: read the game
+            if message is None or message.get("type") not in ("smessage", "ssubscribe"):
                 continue
             game_id = self.by_channel.get(message["channel"])
             feed = self.feeds.get(game_id) if game_id is not None else None
@@ -183,18 +189,20 @@ class EventHub:
         """Drop the subscriptions of games nobody has listened to for a while."""
         while not self.closed:
             await asyncio.sleep(SWEEP_SECONDS)
-            now = time.monotonic()
-            idle = [g for g, f in self.feeds.items() if not f.listeners and now - f.idle_since > LINGER_SECONDS]
-            if not idle:
-                continue
-            channels = [self.feeds[g].channel for g in idle]
-            for g, channel in zip(idle, channels, strict=True):
-                del self.feeds[g]
-                self.by_channel.pop(channel, None)
-            try:
-                await self.pubsub.sunsubscribe(*channels)
-            except Exception as e:  # noqa: BLE001 - a later read of all games covers it
-                log.warning("event hub: unsubscribe failed (%s)", e)
+            async with self.subscriptions:
+                now = time.monotonic()
+                idle = [g for g, f in self.feeds.items() if not f.listeners and now - f.idle_since > LINGER_SECONDS]
+                if not idle:
+                    continue
+                channels = [self.feeds[g].channel for g in idle]
+                try:
+                    await self.pubsub.sunsubscribe(*channels)
+                except Exception as e:  # noqa: BLE001 - kept: tried again at the next sweep
+                    log.warning("event hub: unsubscribe failed (%s)", e)
+                    continue
+                for g, channel in zip(idle, channels, strict=True):
+                    del self.feeds[g]
+                    self.by_channel.pop(channel, None)
 
     def _read(self, game_id: str, feed: _Feed) -> None:
         """Read the game's stream again, with the next batch."""

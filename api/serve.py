@@ -50,6 +50,10 @@ def worker_available() -> bool:
 
 
 KILL_TIMEOUT_SECONDS = 2  # a worker that has not stopped by then is killed (granian waits forever)
+# requests in flight per worker (granian's --backpressure; its default is backlog / workers,
+# 512): every open event stream and waiting long-poll is one, so it must be well above them
+REQUESTS_PER_WORKER = 20_000
+BACKLOG = 4096  # connections waiting to be accepted (a crowd reconnecting at once)
 
 
 def api_command(host: str, port: int, workers: int, access_log: bool = False) -> list[str]:
@@ -59,6 +63,7 @@ def api_command(host: str, port: int, workers: int, access_log: bool = False) ->
         sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
         "--host", host, "--port", str(port), "--workers", str(workers),
         "--respawn-failed-workers", "--workers-kill-timeout", str(KILL_TIMEOUT_SECONDS),
+        "--backlog", str(BACKLOG), "--backpressure", str(REQUESTS_PER_WORKER),
         "--log-level", "warning",
     ]
     if access_log:
