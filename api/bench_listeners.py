@@ -27,7 +27,7 @@ HOST = "127.0.0.1"  # loopback only
 POLL_WAIT = 25  # seconds a listener's long-poll waits
 OPEN_BATCH = 200  # listeners opened at once
 CONNECT_TIMEOUT = 30.0
-MAX_MOVES_PER_GAME = 5000
+CLIENT_GC_THRESHOLDS = (100_000, 50, 1000)
 
 
 def _head(method: str, path: str, token: str | None, extra: str = "", body: bytes = b"") -> bytes:
@@ -206,9 +206,12 @@ class Listeners:
 
 def listen(port: int, count: int, rate: float, seed: int, started: Any, stop: Any, out: Any) -> None:
     """The listeners' process (multiprocessing target)."""
+    import gc
+
     from api.procstat import raise_open_files_limit
 
     raise_open_files_limit()
+    gc.set_threshold(*CLIENT_GC_THRESHOLDS)  # a collection over 5 000 connections' objects is a pause we would time
     try:
         out.put(asyncio.run(Listeners(port, count, rate, seed).run(started, stop)))
     except Exception as e:  # noqa: BLE001
