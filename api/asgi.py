@@ -22,7 +22,7 @@ import logging
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from a2wsgi.wsgi import build_environ
@@ -88,7 +88,7 @@ class App:
 
     async def _run(self, scope: Scope, receive: Receive) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         body = await self._read_body(scope, receive)
-        environ = build_environ(scope, io.BytesIO(body))  # type: ignore[arg-type]
+        environ = cast(dict[str, Any], build_environ(scope, io.BytesIO(body)))  # type: ignore[arg-type]
         if environ.pop("HTTP_TRANSFER_ENCODING", None) is not None:
             # read whole (or the limit + 1 bytes): Flask sees its length, and refuses more
             # than the limit with 413 (Werkzeug would cut an undeclared body at the limit)

@@ -14,6 +14,11 @@ seat receiving it), then Redis memory of the games still in progress.
 Prints accepted moves/s, move latency p50/p99, /healthz requests/s and the ratio of the two,
 CPU time per accepted move of the server, Redis and the client, and Redis memory per active
 game. Every loop is bounded by time and by count; only 127.0.0.1 is ever contacted.
+
+``--cluster``: each round runs twice, on one embedded Valkey and on a local Redis Cluster
+(3 primaries, 3 replicas, :mod:`api.localcluster`, with the bot queue on a Valkey of its
+own), and prints the cluster's accepted moves/s as a share of the single server's in the
+same round. Redis CPU on a cluster is every node's, replicas included.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import subprocess
 import sys
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -81,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--listener-moves", type=float, default=20.0,
                    help="moves/s played in the listeners' games, over all of them, to measure the time from a "
                         "move to each listener (default 20; not counted in the measured moves)")
+    p.add_argument("--cluster", action="store_true",
+                   help="run each round on one Valkey and on a local 3-primary Redis Cluster (3 replicas), "
+                        "and compare them (--redis-url is not used)")
     return p
 
 
@@ -129,7 +137,8 @@ class _Conn(asyncio.Protocol):
         self.closed = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        # asyncio types this hook for every kind of transport; a stream connection's is a Transport
+        self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -368,7 +377,7 @@ async def _health_phase(client: Client, concurrency: int, seconds: float, server
     await asyncio.gather(*(loop() for _ in range(concurrency)))
     elapsed = time.monotonic() - start
     n = max(1, len(lat))
-    srv = {k: (v - srv0[k]) / n for k, v in server_cpu().items()} if server_cpu else {}
+    srv = {k: (v - srv0[k]) / n for k, v in server_cpu().items()} if srv0 is not None else {}
     return {"rate": len(lat) / elapsed, "p50": _percentile(lat, .5), "p99": _percentile(lat, .99),
             "errors": errors, "cpu_client": (time.process_time() - cpu0) / n, "cpu_server": srv}
 
@@ -512,23 +521,39 @@ async def _drive(port: int, args: dict[str, Any], server_cpu: Any) -> dict[str, 
     return out
 
 
+def _servers(client: Any) -> list[Any]:
+    """Each server of a client: itself, or every node of a cluster (replicas included)."""
+    from api.redis_io import is_cluster
+
+    return [client.get_redis_connection(n) for n in client.get_nodes()] if is_cluster(client) else [client]
+
+
+def redis_cpu_seconds(client: Any) -> float:
+    """CPU time the Redis server (every node of a cluster) has used."""
+    total = 0.0
+    for server in _servers(client):
+        info = server.info("cpu")
+        total += float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+    return total
+
+
 def drive(port: int, args: dict[str, Any], server_pids: list[int], redis_url: str, out: Any) -> None:
     """The load generator's process."""
-    import redis
+    from api.redis_io import connect
 
-    r = redis.Redis.from_url(redis_url)
-
-    def server_cpu() -> dict[str, float]:
-        info = r.info("cpu")
-        return {"server": sum(procstat.cpu_seconds(p) for p in server_pids),
-                "redis": float(info["used_cpu_user"]) + float(info["used_cpu_sys"])}
-
+    r = None
     try:
+        r = connect(redis_url)
+
+        def server_cpu() -> dict[str, float]:
+            return {"server": sum(procstat.cpu_seconds(p) for p in server_pids), "redis": redis_cpu_seconds(r)}
+
         out.put(asyncio.run(_drive(port, args, server_cpu)))
     except Exception as e:  # noqa: BLE001
         out.put({"fatal": repr(e)})
     finally:
-        r.close()
+        if r is not None:
+            r.close()
 
 
 
@@ -538,23 +563,36 @@ def drive(port: int, args: dict[str, Any], server_pids: list[int], redis_url: st
 
 
 # -- the run ------------------------------------------------------------------------------
-def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0) -> dict[str, Any]:
-    import redis
-
+def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0, cluster: bool = False) -> dict[str, Any]:
+    """One measured run: on ``--redis-url`` (else ``$REDIS_URL``, else an embedded Valkey),
+    or with ``cluster`` on a local cluster started for the run (and a queue Valkey); with
+    ``listeners`` open during the moves phase."""
+    from api.localcluster import LocalCluster
+    from api.redis_io import connect
     from api.store import Store
 
     embedded = None
+    local: LocalCluster | None = None
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
-    url = args.redis_url or os.environ.get("REDIS_URL")
+    url = None if cluster else args.redis_url or os.environ.get("REDIS_URL")
+    queue_env: dict[str, str] = {}
     server = None
     try:
-        if not url:
+        if cluster:
+            local = LocalCluster(durable=durability != "off").start()
+            url = local.url
+        if not url or cluster:
             embedded = EmbeddedRedis(durable=durability != "off")  # a temporary data directory
-            url = embedded.start()
+            queue_or_games = embedded.start()
+            if cluster:
+                queue_env["CANASTA_QUEUE_URL"] = queue_or_games
+            else:
+                url = queue_or_games
+        assert url is not None
         with socket.socket() as s:
             s.bind((HOST, 0))
             port = s.getsockname()[1]
-        env = {**os.environ, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix,
+        env = {**os.environ, **queue_env, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix,
                "CANASTA_RATE_LIMIT": "1" if args.rate_limit else "0",
                "CANASTA_DURABILITY": durability}
         env["CANASTA_MAX_STREAMS_PER_ADDRESS"] = "0"  # every listener of the bench has one address
@@ -580,20 +618,22 @@ def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0)
             stats["listening"] = _stop_listeners(*listening)
         stats["listeners_n"] = listeners
         stats["loadavg"] = (load_before, procstat.loadavg())
-        store = Store(redis.Redis.from_url(url), prefix)
+        store = Store(connect(url), prefix)
         games = stats["active_games"]
         sizes = [store.memory_of_game(g) for g in games]
         stats["memory_per_game"] = statistics.mean(sizes) if sizes else 0
         stats["events_per_game"] = statistics.mean(store.event_count(g) for g in games) if games else 0
-        stats["redis_version"] = store.redis.info("server").get("redis_version", "?")
-        stats["redis_url"] = "embedded Valkey" if embedded is not None else url
-        persistence = store.redis.info("persistence")
-        found = store.redis.config_get("appendfsync")
+        one = _servers(store.redis)[0]
+        stats["redis_version"] = one.info("server").get("redis_version", "?")
+        stats["redis_url"] = ("local cluster: 3 primaries + 3 replicas (Valkey), bot queue on an embedded Valkey"
+                              if local is not None else "embedded Valkey" if embedded is not None else url)
+        persistence = one.info("persistence")
+        found = one.config_get("appendfsync")
         fsync = found.get("appendfsync") or found.get(b"appendfsync") or "?"
         fsync = fsync.decode() if isinstance(fsync, bytes) else fsync
         stats["durability"] = (f"CANASTA_DURABILITY={durability}; the server's append-only file "
                                f"{'on, appendfsync ' + fsync if persistence['aof_enabled'] else 'off'}")
-        stats["mode"] = durability
+        stats["mode"] = durability + (" cluster" if cluster else "")
         store.delete_all()
         store.redis.close()
         return stats
@@ -607,6 +647,8 @@ def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0)
                 server.wait(5)
         if embedded is not None:
             embedded.stop()
+        if local is not None:
+            local.stop()
 
 
 LISTENERS_START_SECONDS = 180  # the listeners' games created and every listener open within this
@@ -744,10 +786,36 @@ def compare(runs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def compare_cluster(runs: list[dict[str, Any]]) -> str:
+    """Each round's cluster moves/s as a share of the single server's in the same round."""
+    lines = ["round  single moves/s  cluster moves/s  cluster : single  memory/game single, cluster (KiB)"]
+    singles = [s for s in runs if not s["mode"].endswith("cluster")]
+    clusters = [s for s in runs if s["mode"].endswith("cluster")]
+    shares = []
+    for i, (one, many) in enumerate(zip(singles, clusters, strict=False), 1):
+        a, b = (s["moves"] / s["elapsed"] if s["elapsed"] else 0.0 for s in (one, many))
+        shares.append(b / a if a else 0.0)
+        lines.append(f"{i:>5}  {a:>14.0f}  {b:>15.0f}  {shares[-1]:>15.0%}  "
+                     f"{one['memory_per_game'] / 1024:.1f}, {many['memory_per_game'] / 1024:.1f}")
+    if shares:
+        lines.append(f"cluster : single, mean of {len(shares)} round(s): {statistics.mean(shares):.0%}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if any(args.listeners):
         procstat.raise_open_files_limit()  # the server inherits it
+    if args.cluster:
+        pairs: list[dict[str, Any]] = []
+        for _ in range(max(1, args.rounds)):
+            for mode in args.durability:
+                for on_cluster in (False, True):  # same round, one after the other
+                    stats = run(args, mode, args.listeners[0], cluster=on_cluster)
+                    print(f"-- {stats['mode']}\n{report(stats, args)}\n", flush=True)
+                    pairs.append(stats)
+        print(compare_cluster(pairs), flush=True)
+        return 1 if any(_errors(stats) for stats in pairs) else 0
     if len(args.durability) == 1 and len(args.listeners) == 1 and args.rounds <= 1:
         stats = run(args, args.durability[0], args.listeners[0])
         print(report(stats, args), flush=True)

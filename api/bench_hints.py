@@ -155,8 +155,7 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    import redis
-
+    from api.redis_io import connect, is_cluster
     from api.store import Store
 
     embedded = None
@@ -194,8 +193,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             _stop(server)
         out["loadavg"].append(procstat.loadavg())
-        with contextlib.closing(redis.Redis.from_url(url)) as client_of_redis:
-            out["redis_version"] = client_of_redis.info("server").get("redis_version", "?")
+        with contextlib.closing(connect(url)) as client_of_redis:
+            one = client_of_redis.get_redis_connection(client_of_redis.get_primaries()[0]) if is_cluster(
+                client_of_redis) else client_of_redis
+            out["redis_version"] = one.info("server").get("redis_version", "?")
             Store(client_of_redis, prefix).delete_all()  # the bench's games
         return out
     finally:

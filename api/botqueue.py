@@ -14,6 +14,13 @@ responsible for a game when, ``worker.sweeper`` repairs):
   score is not newer, so a removal never hides a newer wait;
 * the lease ``<prefix>:{game}:botlease``, held by the job that plays the game now: while it
   is held, :func:`notify` only records the game, the holder plays on.
+
+Two Redis roles: the *queue* Redis holds RQ's keys and the awaiting set (one set across
+games: it needs one server); the *games* Redis (a single server or a cluster) holds the
+games and their leases (a lease shares its game's hash slot). By default they are one server
+(``CANASTA_QUEUE_URL`` unset); RQ cannot run on a cluster, so with a cluster they are two.
+Functions here and in the worker take the queue client, and find the games client paired
+with it (:func:`pair`, :func:`games_of`); an unpaired client plays both roles.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from typing import Any
 from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError
 
-from api.redis_io import Script, execute
+from api.redis_io import Script, execute, games_of, pair  # noqa: F401 - pair: the pairing is here too
 
 JOB_FUNC = "worker.jobs.play_bot_turns"  # by name: the API never imports the worker
 SERIALIZER = "rq.serializers.JSONSerializer"
@@ -98,12 +105,17 @@ def rq_queue(redis: Any, cfg: QueueConfig) -> Queue:
 def notify(redis: Any, cfg: QueueConfig, game_id: str, version: int) -> str | None:
     """A bot is to act in ``game_id`` at ``version``: record it and enqueue the run, unless
     a job holds the game (it plays on). The job id, or None when none was enqueued (a job
-    holds the game, or the same run was enqueued before)."""
+    holds the game, or the same run was enqueued before). ``redis``: the queue's client."""
     keys = BotKeys(cfg.prefix)
-    with redis.pipeline(transaction=False) as pipe:
-        pipe.zadd(keys.awaiting(), {game_id: int(version)}, gt=True)
-        pipe.exists(keys.lease(game_id))
-        _, leased = pipe.execute()
+    games = games_of(redis)
+    if games is redis:
+        with redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(keys.awaiting(), {game_id: int(version)}, gt=True)
+            pipe.exists(keys.lease(game_id))
+            _, leased = pipe.execute()
+    else:  # the wait first, then the lease: a holder that releases after this re-reads the game
+        execute(redis, ("ZADD", keys.awaiting(), "GT", int(version), game_id))
+        (leased,) = execute(games, ("EXISTS", keys.lease(game_id)))
     if leased:
         return None
     return enqueue(redis, cfg, game_id, version)

@@ -68,6 +68,7 @@ class PublicSeat(TypedDict):
     team: int
     name: str | None
     bot: str | None
+    budget_ms: int | None  # the expert's thinking time the seat set (None: the server's default)
     open: bool
 
 
@@ -387,6 +388,11 @@ class Client:
         params = {"players": players} if players is not None else None
         return dict(self.request("GET", f"/rules/{_seg(preset)}", params=params).body)
 
+    def bots(self) -> list[dict[str, Any]]:
+        """``GET /bots``: the bot levels, weakest first, each with a sentence and, for the
+        expert, the ``budget_ms`` a seat may set (default, min, max)."""
+        return list(self.request("GET", "/bots").body["bots"])
+
     # -- games -----------------------------------------------------------------------------
     def create_game(self, preset: str, seats: list[dict[str, str] | None], *, players: int | None = None,
                     rules: Mapping[str, Any] | None = None, seed: int | None = None,
@@ -418,10 +424,13 @@ class Client:
         return self.request("POST", f"/games/{_seg(game_id)}/seats/{int(seat)}",
                             json_body={"name": name}).body
 
-    def seat_to_bot(self, game_id: str, seat: int, bot: str, token: str) -> GameView:
-        """``POST /games/{id}/seats/{n}/bot``: a bot plays the seat from now on."""
+    def seat_to_bot(self, game_id: str, seat: int, bot: str, token: str, *,
+                    budget_ms: int | None = None) -> GameView:
+        """``POST /games/{id}/seats/{n}/bot``: a bot plays the seat from now on
+        (``budget_ms``: the expert's thinking time per decision, within ``GET /bots``'s limits)."""
+        body: dict[str, Any] = {"bot": bot} if budget_ms is None else {"bot": bot, "budget_ms": budget_ms}
         return self.request("POST", f"/games/{_seg(game_id)}/seats/{int(seat)}/bot",
-                            token=token, json_body={"bot": bot}).body
+                            token=token, json_body=body).body
 
     def take_seat_back(self, game_id: str, seat: int, token: str) -> GameView:
         """``DELETE /games/{id}/seats/{n}/bot``: the seat's person plays it again (only
@@ -443,7 +452,7 @@ class Client:
         return self.request("POST", f"/games/{_seg(game_id)}/moves", token=token, json_body={"action": action},
                             headers=headers, params=params, idempotent=True)
 
-    def hint(self, game_id: str, token: str, bot: str = "greedy") -> Hint:
+    def hint(self, game_id: str, token: str, bot: str = "standard") -> Hint:
         """``GET /games/{id}/hint``: the move a bot would make for the seat to act."""
         return self.request("GET", f"/games/{_seg(game_id)}/hint", token=token,
                             params={"bot": bot}).body
@@ -632,14 +641,15 @@ class Seat:
         assert self.etag is not None
         return dict(self.client.move(self.game_id, self.token, action, self.etag, dry_run=True).body)
 
-    def hint(self, bot: str = "greedy") -> Hint:
+    def hint(self, bot: str = "standard") -> Hint:
         """The move a ``bot`` would make for this seat now."""
         return self.client.hint(self.game_id, self.token, bot)
 
-    def to_bot(self, bot: str) -> GameView:
-        """Hand this seat to a bot (the token still reads the view)."""
+    def to_bot(self, bot: str, *, budget_ms: int | None = None) -> GameView:
+        """Hand this seat to a bot (the token still reads the view); ``budget_ms``: the
+        expert's thinking time per decision."""
         number = self._number()
-        self._remember(self.client.seat_to_bot(self.game_id, number, bot, self.token))
+        self._remember(self.client.seat_to_bot(self.game_id, number, bot, self.token, budget_ms=budget_ms))
         assert self.last_view is not None
         return self.last_view
 
@@ -896,7 +906,8 @@ def _shutdown(response: requests.Response) -> None:
     import socket
 
     try:
-        sock = response.raw.connection.sock  # type: ignore[union-attr]
+        conn = response.raw.connection
+        sock = conn.sock if conn is not None else None
         if sock is not None:
             sock.shutdown(socket.SHUT_RDWR)
     except (AttributeError, OSError):

@@ -17,6 +17,22 @@ ENV_NAMES: dict[str, str | None] = {"redis_url": "REDIS_URL", "rate_limit_enable
                                     "extra": None}
 
 
+def queue_url(redis_url: str, queue: str | None) -> str:
+    """The Redis of the bot queue (RQ): ``CANASTA_QUEUE_URL`` (``queue``), else ``redis_url``
+    when that is one server. RQ does not run on a Redis Cluster, so with a cluster's
+    ``REDIS_URL`` the queue's own Redis must be named (ValueError otherwise)."""
+    from api.redis_io import is_cluster_url
+
+    if queue and queue.strip():
+        if is_cluster_url(queue):
+            raise ValueError("CANASTA_QUEUE_URL names a Redis Cluster; the bot queue (RQ) needs one server")
+        return queue.strip()
+    if is_cluster_url(redis_url):
+        raise ValueError("REDIS_URL names a Redis Cluster: set CANASTA_QUEUE_URL to a single Redis server for the "
+                         "bot queue (RQ does not run on a cluster)")
+    return redis_url
+
+
 def env_name(setting: str) -> str | None:
     """The environment variable of ``setting`` (a field of :class:`Settings`)."""
     return ENV_NAMES.get(setting, f"CANASTA_{setting.upper()}")
@@ -53,6 +69,12 @@ class Settings:
     # always), "waitaof" (each commit confirmed by WAITAOF within the timeout), "off"
     durability: str = "fsync"
     durability_timeout_ms: int = 1000
+    # replicas of the game's node that must also have each change on disk before it is
+    # answered (WAITAOF): what a failover after a killed primary keeps (0: not waited for)
+    durability_replicas: int = 0
+    # the Redis of the bot queue (RQ and its bookkeeping); "": REDIS_URL's, which must then be
+    # one server (api.config.queue_url)
+    queue_url: str = ""
     test_seeds: bool = False
     cors_origins: tuple[str, ...] = ()
     max_body_bytes: int = 1024 * 1024
@@ -68,6 +90,9 @@ class Settings:
     # hints: the expert's thinking time (wall clock) and how long an answer is kept for the
     # same game version, seat and bot (0: not kept)
     hint_budget_ms: float = 50.0
+    # the bot worker's expert budget for a seat that set none (the worker reads the same
+    # variable, CANASTA_BOT_BUDGET_MS); GET /bots shows it
+    bot_budget_ms: float = 75.0
     hint_cache_seconds: int = 600
     # events
     sse_ping_seconds: float = 15.0
@@ -88,6 +113,13 @@ class Settings:
             raise ValueError(f"CANASTA_DURABILITY is one of {', '.join(DURABILITY)}, not {self.durability!r}")
         if self.durability_timeout_ms <= 0:
             raise ValueError("CANASTA_DURABILITY_TIMEOUT_MS is a positive number of milliseconds")
+        if self.durability_replicas < 0:
+            raise ValueError("CANASTA_DURABILITY_REPLICAS is a number of replicas, 0 or more")
+
+    @property
+    def bot_queue_url(self) -> str:
+        """The bot queue's Redis (:func:`queue_url`; ValueError when it must be named)."""
+        return queue_url(self.redis_url, self.queue_url)
 
     @classmethod
     def from_env(cls, overrides: dict[str, Any] | None = None) -> Settings:

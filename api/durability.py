@@ -94,6 +94,19 @@ def check(client: Any) -> Persistence:
                        write_ok=(status.decode() if isinstance(status, bytes) else str(status)) == "ok")
 
 
+def check_all(client: Any) -> Persistence:
+    """:func:`check`, of every primary of a cluster (what the weakest one does), or of one server."""
+    from api.redis_io import is_cluster
+
+    if not is_cluster(client):
+        return check(client)
+    found = [check(client.get_redis_connection(node)) for node in client.get_primaries()]
+    fsyncs = {f.appendfsync for f in found}
+    fsync = None if None in fsyncs else ("always" if fsyncs == {"always"} else next(iter(fsyncs - {"always"})))
+    return Persistence(aof=all(f.aof for f in found), appendfsync=fsync, waitaof=all(f.waitaof for f in found),
+                       snapshots=any(f.snapshots for f in found), write_ok=all(f.write_ok for f in found))
+
+
 def _raw(client: Any, *args: Any) -> Any:
     """A command's reply as the server sends it (redis-py's parser of COMMAND INFO fails on
     an unknown command's nil)."""
@@ -116,7 +129,7 @@ def warn_once(client: Any, settings: Any) -> None:
         return
     _warned = True
     try:
-        found = check(client)
+        found = check_all(client)
     except Exception as e:  # noqa: BLE001 - the server may not be up yet: the API still starts
         log.warning("could not check the Redis server's persistence (%s); a durable game store needs %s", e, NEEDS)
         return

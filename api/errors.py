@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import orjson
 from flask import Flask, Response
 from marshmallow import ValidationError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from api.service_errors import (
     Conflict,
@@ -133,8 +133,8 @@ def _from_http(exc: HTTPException) -> ApiError:
     code = _HTTP_CODES.get(status, "http_error")
     detail = exc.description or HTTPStatus(status).phrase
     headers = {}
-    if status == 405 and getattr(exc, "valid_methods", None):
-        headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
+    if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
+        headers["Allow"] = ", ".join(exc.valid_methods)
     return ApiError(status, code, detail, headers=headers)
 
 

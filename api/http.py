@@ -6,7 +6,7 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -26,14 +26,30 @@ _IDEM_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 IDEMPOTENCY_KEY_HEX = 40  # hex digits of an Idempotency-Key's hash in its Redis key (160 bits)
 
 
+class FailureCount:
+    """A count, in this process, of failures that were let through rather than refused (the
+    rate limiter that could not count lets requests in): logged each time, and shown by
+    ``GET /healthz`` so that a limiter that is off does not go unseen."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self) -> int:
+        with self._lock:
+            self.value += 1
+            return self.value
+
+
 @dataclass(frozen=True)
 class Ctx:
-    """Per-process objects: the settings, the Redis store (no game state) and the counts of
-    open event streams."""
+    """Per-process objects: the settings, the Redis store (no game state), the counts of
+    open event streams, and of the rate limiter's failures."""
 
     settings: Settings
     store: Store
     stream_limits: StreamLimits
+    rate_limiter_failures: FailureCount = field(default_factory=FailureCount)
 
 
 def ctx() -> Ctx:

@@ -26,10 +26,12 @@ from typing import Any
 
 import orjson
 import redis.asyncio as aredis
+from redis.asyncio.cluster import RedisCluster
 
 from api import service
 from api.keys import Keys
-from api.store import CONNECT_TIMEOUT_SECONDS, EVENTS_PER_READ, HEALTH_CHECK_SECONDS
+from api.redis_io import CONNECT_TIMEOUT_SECONDS, HEALTH_CHECK_SECONDS, parse_url
+from api.store import EVENTS_PER_READ
 
 log = logging.getLogger("canasta.hub")
 
@@ -40,11 +42,15 @@ RETRY_SECONDS = 0.5  # after the Redis connection failed, wait this long and rea
 SOCKET_TIMEOUT_SECONDS = 10.0  # no hub command blocks: a reply later than this is a dead server
 
 
-def connect(url: str) -> aredis.Redis:
-    """The hub's Redis client (asyncio): one pub/sub connection and one for reads."""
-    return aredis.Redis.from_url(url, decode_responses=False, health_check_interval=HEALTH_CHECK_SECONDS,
-                                 socket_connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                                 socket_timeout=SOCKET_TIMEOUT_SECONDS)
+def connect(url: str) -> Any:
+    """The hub's Redis client (asyncio), of the URL the store reads (``api.redis_io.parse_url``):
+    one server, or a cluster (its pub/sub subscribes each game's channel on the game's node)."""
+    target = parse_url(url)
+    options: dict[str, Any] = {"decode_responses": False, "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
+                               "socket_timeout": SOCKET_TIMEOUT_SECONDS}
+    if target.cluster:
+        return RedisCluster.from_url(target.url, **options)
+    return aredis.Redis.from_url(target.url, health_check_interval=HEALTH_CHECK_SECONDS, **options)
 
 
 def id_key(event_id: str) -> tuple[int, int]:
@@ -83,7 +89,7 @@ class EventHub:
     """Per process, on the server's event loop. :meth:`listen` / :meth:`leave` from the
     loop; the Redis reader runs from the first listener to :meth:`close`."""
 
-    def __init__(self, client: aredis.Redis, keys: Keys) -> None:
+    def __init__(self, client: Any, keys: Keys) -> None:
         self.redis = client
         self.keys = keys
         self.feeds: dict[str, _Feed] = {}
@@ -149,6 +155,8 @@ class EventHub:
     # -- the reader --------------------------------------------------------------------------
     async def _subscribe(self, channel: bytes) -> None:
         if self.pubsub is None:
+            if isinstance(self.redis, RedisCluster):
+                await self.redis.initialize()  # the slot table, before the first subscription
             self.pubsub = self.redis.pubsub()
             await self.pubsub.ssubscribe(channel)
             self._spawn(self._reader())
@@ -166,7 +174,9 @@ class EventHub:
         """Wake-ups from the subscription: each one reads its game again."""
         while not self.closed:
             try:
-                message = await self.pubsub.get_message(timeout=READ_TIMEOUT_SECONDS)
+                # a cluster's pub/sub reads sharded messages from every node it subscribed on
+                read = getattr(self.pubsub, "get_sharded_message", None) or self.pubsub.get_message
+                message = await read(timeout=READ_TIMEOUT_SECONDS)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - the connection failed: reconnect, then read all again
@@ -174,16 +184,16 @@ class EventHub:
                     return
                 log.warning("event hub: subscription failed (%s); reading every game again", e)
                 await asyncio.sleep(RETRY_SECONDS)
-                for game_id, feed in list(self.feeds.items()):
-                    self._read(game_id, feed)
+                for every_id, every_feed in list(self.feeds.items()):
+                    self._read(every_id, every_feed)
                 continue
             # a wake-up, or the server's confirmation of a new subscription: read the game
             if message is None or message.get("type") not in ("smessage", "ssubscribe"):
                 continue
-            game_id = self.by_channel.get(message["channel"])
-            feed = self.feeds.get(game_id) if game_id is not None else None
-            if feed is not None and feed.listeners:
-                self._read(game_id, feed)
+            woken = self.by_channel.get(message["channel"])
+            feed = self.feeds.get(woken) if woken is not None else None
+            if woken is not None and feed is not None and feed.listeners:
+                self._read(woken, feed)
 
     async def _sweeper(self) -> None:
         """Drop the subscriptions of games nobody has listened to for a while."""

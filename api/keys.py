@@ -44,7 +44,11 @@ class Keys:
         return self._game(game_id, "wake")
 
     def rate(self, kind: str, ident: str, window: int) -> str:
-        return f"{self.prefix}:rl:{kind}:{ident}:{window}"
+        """String: a rate-limit counter. The hash tag is the identity (an address, a token's
+        hash), so that the counters of one identity (``tok``, ``hint``) share a slot on a
+        cluster and are counted in one script call (:meth:`api.store.Store.rate_limit`)."""
+        tag = ident.replace("{", "").replace("}", "") or "-"
+        return f"{self.prefix}:rl:{{{tag}}}:{kind}:{window}"
 
     def all_pattern(self) -> str:
         return f"{self.prefix}:*"

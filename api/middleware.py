@@ -57,8 +57,10 @@ def _rate_limit() -> Response | None:
                 counters.append(("hint", ident, hints))
     try:
         wait_ms = c.store.rate_limit(counters, s.rate_limit_window)
-    except Exception:  # noqa: BLE001 - a limiter that cannot count lets requests through
-        log.warning("rate limiter unavailable", exc_info=True)
+    except Exception:  # noqa: BLE001 - a limiter that cannot count lets requests through: logged, counted
+        failures = c.rate_limiter_failures.add()
+        log.warning("rate limiter failed (%d failures in this process; GET /healthz shows them); the request "
+                    "goes through uncounted", failures, exc_info=True)
         return None
     if wait_ms <= 0:
         return None

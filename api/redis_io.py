@@ -10,18 +10,96 @@ policy and exceptions are kept.
 
 A :class:`Script` is run by ``EVALSHA``; when the server has lost it (a restart, ``SCRIPT
 FLUSH``) the NOSCRIPT reply makes :func:`with_scripts` load it and send the commands again.
+
+Every Redis client of the project is made here (:func:`connect`): ``REDIS_URL`` names one
+server (``redis://``, ``rediss://``, ``unix://``) or a Redis Cluster (``redis+cluster://host:port``,
+``rediss+cluster://`` for TLS; any node: the others are discovered). On a cluster, commands
+sent here go to the node that holds their first key's hash slot (:class:`Router`): every
+key of one call must share that slot (a game's keys share its ``{game id}`` hash tag), and a
+redirection (``MOVED`` after a failover), a lost node or ``CLUSTERDOWN`` makes the router
+re-read the cluster's slot table and send the call again for a few seconds.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.resources
-from collections.abc import Callable
-from typing import Any
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeGuard, cast
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
+from redis.cluster import RedisCluster
+from redis.exceptions import AskError, ClusterDownError, MovedError, TryAgainError
 
 Command = tuple[Any, ...]
+Client = redis.Redis | RedisCluster
+
+# the schemes of a cluster's URL, and the scheme redis-py reads for the node named in it
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+HEALTH_CHECK_SECONDS = 30  # a connection idle this long is pinged before its next command
+CONNECT_TIMEOUT_SECONDS = 5
+REPLY_MARGIN_SECONDS = 10  # a socket waits this much longer than the longest blocking read
+# a cluster call that meets a failover (a lost node, MOVED, CLUSTERDOWN) is sent again after
+# these pauses (s): together longer than a replica's promotion (cluster-node-timeout + ~1 s)
+CLUSTER_RETRY_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+_REDIRECTS = (MovedError, AskError, ClusterDownError, TryAgainError)
+
+
+@dataclass(frozen=True)
+class RedisUrl:
+    """A parsed ``REDIS_URL``: the URL redis-py reads, and whether it names a cluster."""
+
+    url: str
+    cluster: bool
+
+
+def parse_url(url: str) -> RedisUrl:
+    """``redis+cluster://host:port`` (or ``rediss+cluster://``): a cluster, reached through
+    that node; any other URL: one server. A cluster has no database numbers: a path other
+    than ``/0`` is refused (ValueError)."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in CLUSTER_SCHEMES:
+        return RedisUrl(url.strip(), False)
+    if parts.path.strip("/") not in ("", "0"):
+        raise ValueError(f"a Redis Cluster has only database 0: {scheme}://...{parts.path} names another")
+    if not parts.hostname:
+        raise ValueError(f"{scheme}:// needs a node's host:port")
+    return RedisUrl(urlunsplit((CLUSTER_SCHEMES[scheme], parts.netloc, "", parts.query, "")), True)
+
+
+def is_cluster_url(url: str) -> bool:
+    return parse_url(url).cluster
+
+
+def connect(url: str, max_block_seconds: float = 30.0) -> Client:
+    """The one way a process makes a client of ``url`` (:func:`parse_url`): a ``redis.Redis``
+    or a ``RedisCluster``, bytes replies (RQ shares them). Its socket timeout outlasts the
+    longest blocking read (``XREAD BLOCK``) the caller makes."""
+    target = parse_url(url)
+    options: dict[str, Any] = {"decode_responses": False, "health_check_interval": HEALTH_CHECK_SECONDS,
+                               "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
+                               "socket_timeout": max_block_seconds + REPLY_MARGIN_SECONDS}
+    if target.cluster:
+        return RedisCluster.from_url(target.url, **options)
+    return redis.Redis.from_url(target.url, **options)
+
+
+def is_cluster(client: Any) -> TypeGuard[RedisCluster]:
+    return isinstance(client, RedisCluster)
+
+
+def bytes_list(reply: Sequence[bytes | str]) -> list[bytes]:
+    """A list reply (LRANGE) of our clients. redis-py types such replies for both of its modes,
+    str with decode_responses and bytes without; ours never decode (:func:`api.store.connect`),
+    so the items are bytes. The one place that tells the type checker so."""
+    return cast(list[bytes], reply)
 
 
 def pack(args: Command) -> bytes:
@@ -84,14 +162,19 @@ def send_all(conn: Any, commands: tuple[Command, ...] | list[Command]) -> list[A
     return result
 
 
-def with_scripts(client: redis.Redis, scripts: tuple[Script, ...], send: Callable[[], list[Any]]) -> list[Any]:
+def load_script(conn: Any, source: str) -> Any:
+    """Load a script's ``source`` on the server of ``conn`` (its SHA1 is the reply)."""
+    return send(conn, ("SCRIPT", "LOAD", source))
+
+
+def with_scripts(load: Callable[[str], Any], scripts: tuple[Script, ...], send: Callable[[], list[Any]]) -> list[Any]:
     """``send()``'s replies; when a script among them was unknown to the server (NOSCRIPT),
-    ``scripts`` are loaded and everything is sent once more (so the commands sent with
-    scripts must be idempotent, or scripts themselves)."""
+    ``scripts`` are loaded (``load(source)``, on the server that answered) and everything is
+    sent once more (so the commands sent with scripts must be idempotent, or scripts themselves)."""
     replies = send()
     if scripts and any(isinstance(r, redis.exceptions.NoScriptError) for r in replies):
         for script in scripts:
-            client.script_load(script.source)
+            load(script.source)
         replies = send()
     return replies
 
@@ -104,18 +187,113 @@ def raise_first_error(replies: list[Any]) -> list[Any]:
     return replies
 
 
-def execute(client: redis.Redis, *commands: Command, scripts: tuple[Script, ...] = ()) -> list[Any]:
-    """``commands`` in one round trip (pipelined, no MULTI) on a connection of the client's
-    pool; the raw replies, in order. An error reply raises (after every reply was read); a
-    NOSCRIPT reply loads ``scripts`` and sends everything again."""
-    pool = client.connection_pool
-    conn = pool.get_connection()
-    try:
-        return raise_first_error(with_scripts(client, scripts, lambda: send_all(conn, commands)))
-    finally:
+def first_key(command: Command) -> Any:
+    """The key a command is routed by: the first of a script's ``KEYS``, else its first
+    argument (None for a command without one, such as ``TIME``)."""
+    if command[0] in ("EVALSHA", "EVAL"):
+        return command[3] if int(command[2]) > 0 else None
+    return command[1] if len(command) > 1 else None
+
+
+class Router:
+    """This process's connections to one client's server(s), one per thread (and per node of
+    a cluster), made by the client's pools with their settings: no pool checkout (a lock and
+    a poll of the socket) per call. :meth:`send` sends commands in one round trip on the
+    connection of their key's node; on a cluster it follows a failover (see the module)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.cluster = is_cluster(client)
+        self._local = threading.local()
+
+    def connection(self, key: Any) -> Any:
+        """This thread's connection to the node of ``key`` (None: any node of a cluster)."""
+        conns: dict[str, Any] | None = getattr(self._local, "conns", None)
+        if conns is None:
+            conns = self._local.conns = {}
+        if not self.cluster:
+            name, pool = "", self.client.connection_pool  # type: ignore[union-attr]
+        else:
+            cluster: RedisCluster = self.client  # type: ignore[assignment]
+            node = (cluster.nodes_manager.get_node_from_slot(cluster.keyslot(key)) if key is not None
+                    else cluster.get_primaries()[0])
+            name, pool = node.name, cluster.get_redis_connection(node).connection_pool
+        conn = conns.get(name)
+        if conn is None:
+            conn = conns[name] = pool.make_connection()
+        if conn.should_reconnect():
+            conn.disconnect()
+        return conn
+
+    def send(self, commands: tuple[Command, ...] | list[Command], scripts: tuple[Script, ...] = (),
+             key: Any = None) -> list[Any]:
+        """``commands`` (all in one hash slot on a cluster: ``key``'s, default the first key
+        of the commands) in one round trip; each raw reply, or the ResponseError it was
+        answered with (NOSCRIPT: ``scripts`` are loaded on that server and the commands sent again)."""
+        if key is None:
+            key = next((k for k in map(first_key, commands) if k is not None), None)
+        if not self.cluster:
+            conn = self.connection(key)
+            return with_scripts(partial(load_script, conn), scripts, partial(send_all, conn, commands))
+        for pause in (*CLUSTER_RETRY_PAUSES, None):
+            try:
+                conn = self.connection(key)
+                replies = with_scripts(partial(load_script, conn), scripts, partial(send_all, conn, commands))
+            except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.SlotNotCoveredError):
+                if pause is None:
+                    raise
+            else:
+                if pause is None or not any(isinstance(r, _REDIRECTS) for r in replies):
+                    return replies
+            self._refresh(pause)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _refresh(self, pause: float) -> None:
+        """Forget this thread's connections and re-read the cluster's slot table after ``pause``."""
+        for conn in getattr(self._local, "conns", {}).values():
+            conn.disconnect()
+        self._local.conns = {}
+        time.sleep(pause)
         try:
-            if conn.should_reconnect():
-                conn.disconnect()
-                conn.connect()
-        finally:
-            pool.release(conn)
+            self.client.nodes_manager.initialize()  # type: ignore[union-attr]
+        except (redis.RedisError, OSError):
+            pass  # no node answers yet: the next try asks again
+
+
+_routers: weakref.WeakKeyDictionary[Any, Router] = weakref.WeakKeyDictionary()
+_routers_lock = threading.Lock()
+
+
+def router(client: Client) -> Router:
+    """The :class:`Router` of ``client`` (one per client object)."""
+    found = _routers.get(client)
+    if found is None:
+        with _routers_lock:
+            found = _routers.get(client)
+            if found is None:
+                found = _routers[client] = Router(client)
+    return found
+
+
+_games_of: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def pair(queue: Any, games: Any) -> Any:
+    """Say that the games of the bot queue on ``queue`` live on ``games`` (a cluster, or
+    another server: :mod:`api.botqueue`); returns ``queue``."""
+    if games is not queue:
+        _games_of[queue] = games
+    return queue
+
+
+def games_of(queue: Any) -> Any:
+    """The games' client paired with the queue's client ``queue`` (itself when unpaired)."""
+    return _games_of.get(queue, queue)
+
+
+def execute(client: Client, *commands: Command, scripts: tuple[Script, ...] = ()) -> list[Any]:
+    """``commands`` (one hash slot on a cluster) in one round trip (pipelined, no MULTI) on
+    this thread's connection (:class:`Router`); the raw replies, in order. An error reply
+    raises (after every reply was read); a NOSCRIPT reply loads ``scripts`` and sends
+    everything again."""
+    return raise_first_error(router(client).send(commands, scripts))

@@ -133,11 +133,14 @@ class MoveSchema(_Strict):
 class SeatSpecSchema(_Strict):
     name = fields.String(validate=validate.Regexp(NAME_PATTERN, error="1 to 40 printable characters."))
     bot = fields.String(validate=validate.OneOf(BOTS))
+    budget_ms = StrictInt()  # the expert's thinking time; the service checks its limits
 
     @validates_schema
     def _one_of(self, data: dict[str, Any], **kwargs: Any) -> None:
         if ("name" in data) == ("bot" in data):
             raise ValidationError("A seat is either {name} or {bot}.")
+        if "budget_ms" in data and "bot" not in data:
+            raise ValidationError("budget_ms goes with a bot.")
 
 
 class CreateGameSchema(_Strict):
@@ -158,3 +161,4 @@ class JoinSchema(_Strict):
 
 class BotSchema(_Strict):
     bot = fields.String(required=True, validate=validate.OneOf(BOTS))
+    budget_ms = StrictInt()  # the expert's thinking time; the service checks its limits

@@ -91,6 +91,12 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0)
     return False
 
 
+def part_name(proc: subprocess.Popen[bytes]) -> str:
+    """What a child of ours runs, for messages: "granian --interface" or "cli.main worker"."""
+    args = proc.args
+    return " ".join(str(a) for a in args[2:4]) if isinstance(args, list) else str(args)
+
+
 def _stop(procs: list[subprocess.Popen[bytes]], timeout: float = 10.0) -> None:
     """SIGTERM every child, wait, then SIGKILL what is left."""
     for p in procs:
@@ -107,18 +113,19 @@ def _stop(procs: list[subprocess.Popen[bytes]], timeout: float = 10.0) -> None:
 
 def _warn_persistence(url: str) -> None:
     """Say what an external server lacks for durable games (``api.durability``)."""
-    import redis
-
     from api.config import Settings
-    from api.durability import NEEDS, check
+    from api.durability import NEEDS, check_all
+    from api.redis_io import connect
 
-    client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=5)
+    client = None
     try:
-        problems = check(client).problems(Settings.from_env().durability)
+        client = connect(url, max_block_seconds=0)  # a cluster's client asks its nodes at once
+        problems = check_all(client).problems(Settings.from_env().durability)
     except Exception as e:  # noqa: BLE001 - not up yet: the API says so when it starts
         problems = [f"could not check the Redis server's persistence ({e})"]
     finally:
-        client.close()
+        if client is not None:
+            client.close()
     for problem in problems:
         print(f"canasta serve: warning: {problem} (a durable game store needs {NEEDS})", file=sys.stderr, flush=True)
 
@@ -149,6 +156,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"data: {embedded.data_dir}  (append-only file, fsynced before every reply: a restart on "
                   "this directory continues every game)", flush=True)
         else:
+            from api.config import queue_url
+
+            try:
+                queue_url(url, os.environ.get("CANASTA_QUEUE_URL"))
+            except ValueError as e:
+                print(f"canasta serve: {e}", file=sys.stderr, flush=True)
+                return 2
             print(f"redis: {url}", flush=True)
             _warn_persistence(url)
         env = {**os.environ, "REDIS_URL": url}
@@ -173,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         while not stop.wait(0.5):
             dead = [p for p in procs if p.poll() is not None]
             if dead:
-                print(f"canasta serve: {dead[0].args[2:4]} exited with {dead[0].returncode}; stopping",
+                print(f"canasta serve: {part_name(dead[0])} exited with {dead[0].returncode}; stopping",
                       file=sys.stderr, flush=True)
                 code = 1
                 break

@@ -140,7 +140,7 @@ def _load_record(store: Store, game_id: str) -> Record:
 def public_seats(meta: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {"seat": s["seat"], "team": s["team"], "name": s.get("name"), "bot": s.get("bot"),
-         "open": s.get("name") is None and s.get("bot") is None}
+         "budget_ms": s.get("budget_ms"), "open": s.get("name") is None and s.get("bot") is None}
         for s in meta["seats"]
     ]
 
@@ -379,7 +379,7 @@ def _notify_bots(store: Store, game_id: str, change: Change, version: int) -> No
     if not change.meta["seats"][state.to_act].get("bot"):
         return
     try:
-        botqueue.notify(store.redis, botqueue.config_for(store.keys.prefix), game_id, version)
+        botqueue.notify(store.queue, botqueue.config_for(store.keys.prefix), game_id, version)
     except Exception:  # noqa: BLE001 - a failed enqueue must not fail the accepted change (the sweeper retries)
         log.exception("enqueueing the bots of %s v%s failed", game_id, version)
 
@@ -416,6 +416,8 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any], *,
     for n, spec in enumerate(specs):
         spec = spec or {}
         seat = {"seat": n, "team": rules.team_of(n), "name": spec.get("name"), "bot": spec.get("bot"), "token": None}
+        if spec.get("bot") is not None:
+            seat["budget_ms"] = bot_budget(spec["bot"], spec.get("budget_ms"))
         if seat["name"] is not None:
             tokens[n] = new_token()
             seat["token"] = hash_token(tokens[n])
@@ -549,7 +551,7 @@ def _may_hand_to_bot(store: Store, game: Game, record_turn_at: int | None, seat:
         raise SeatControlDenied("not_seat_owner",
                                 f"Seat {seat} is a person's: only its own token hands it to a bot, or any seat once "
                                 f"it has been to act for longer than the turn timeout ({timeout} s).")
-    idle = (store.server_time_ms() - record_turn_at) / 1000
+    idle = (store.server_time_ms(game.id) - record_turn_at) / 1000
     if idle <= timeout:
         raise SeatControlDenied("seat_not_idle",
                                 f"Seat {seat} has been to act for {idle:.0f} s; another seat may hand it to a bot "
@@ -557,11 +559,30 @@ def _may_hand_to_bot(store: Store, game: Game, record_turn_at: int | None, seat:
     return "turn_timeout"
 
 
-def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: str, token: str | None) -> tuple[dict[str, Any], int]:
+def bot_budget(bot: str, budget_ms: int | None) -> int | None:
+    """The thinking time a seat asks for its bot, checked: only a level that thinks for a
+    budget takes one (``budget_not_supported``), within ``bots.BUDGET_LIMITS_MS``
+    (``budget_out_of_range``). None: the bot worker's default."""
+    if budget_ms is None:
+        return None
+    if bot not in bots.BUDGETED:
+        raise Unprocessable("budget_not_supported",
+                            f"The {bot} bot thinks for no budget; only {', '.join(sorted(bots.BUDGETED))} take budget_ms.")
+    low, high = bots.BUDGET_LIMITS_MS
+    if not low <= budget_ms <= high:
+        raise Unprocessable("budget_out_of_range", f"budget_ms is from {low} to {high} milliseconds.",
+                            min_budget_ms=low, max_budget_ms=high)
+    return budget_ms
+
+
+def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: str, token: str | None,
+               budget_ms: int | None = None) -> tuple[dict[str, Any], int]:
     """Hand a seat to a bot: its own token at any time ("play for me"); any seat of the game
     for an open seat, or for a person's seat that has been to act for longer than the game's
-    turn timeout. Refused otherwise with a reason code (:func:`_may_hand_to_bot`)."""
+    turn timeout. Refused otherwise with a reason code (:func:`_may_hand_to_bot`).
+    ``budget_ms``: the expert's thinking time per decision (:func:`bot_budget`)."""
     _need_token(token)
+    budget_ms = bot_budget(bot, budget_ms)
     caller: int | None = None
 
     def decide(game: Game, record: Record) -> Change:
@@ -572,7 +593,7 @@ def assign_bot(store: Store, settings: Settings, game_id: str, seat: int, bot: s
         if game.status == "over":
             raise GameOver()
         reason = _may_hand_to_bot(store, game, record.turn_at, seat, caller)
-        meta = _with_seat(game.meta, seat, bot=bot)
+        meta = _with_seat(game.meta, seat, bot=bot, budget_ms=budget_ms)
         state, started = game.state, False
         lines: list[bytes] = []
         if game.status == "waiting" and _filled(meta):
@@ -608,7 +629,7 @@ def take_seat_back(store: Store, settings: Settings, game_id: str, seat: int, to
         if bot is None:
             raise Conflict("seat_not_bot", f"Seat {seat} is not played by a bot.")
         by = caller
-        return Change("bot_removed", _with_seat(game.meta, seat, bot=None), game.state,
+        return Change("bot_removed", _with_seat(game.meta, seat, bot=None, budget_ms=None), game.state,
                       for_each_viewer(game.players, lambda v: {"seat": seat, "bot": bot, "by": by}),
                       turn_clock=game.state is not None and game.state.to_act == seat)
 
@@ -780,7 +801,7 @@ def withheld_reason(before: engine.State, after: engine.State, seat: int, action
     if kind == "pass":
         return ENDS_HAND  # only with an empty stock, and it always ends the hand
     if kind == "discard":  # going out, or an empty stock that ends the hand (R21 "end")
-        ends = before.hand_size(seat) == 1 or (before.stock_size == 0 and before.rules.stock_out == "end")
+        ends = before.hand_size(seat) == 1 or (before.stock_size == 0 and before.rules.dealing.stock_out == "end")
         return ENDS_HAND if ends else ENDS_TURN
     if after.hand_no != before.hand_no or after.phase in ("deal", "over"):
         return ENDS_HAND  # going out by melding: the mover's own cards decide it

@@ -4,7 +4,6 @@ the ``commit.lua`` compare-and-set."""
 from __future__ import annotations
 
 import re
-import threading
 import time
 from dataclasses import dataclass
 from functools import cached_property
@@ -12,10 +11,21 @@ from typing import Any
 
 import orjson
 import redis
+from redis.crc import key_slot
 
 from api import logcodec
 from api.keys import Keys
-from api.redis_io import Command, Script, raise_first_error, send, send_all, with_scripts
+from api.redis_io import (
+    Client,
+    Command,
+    Script,
+    bytes_list,
+    connect,
+    is_cluster,
+    pair,
+    raise_first_error,
+    router,
+)
 
 STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
 STREAM_ID_PART_MAX = 2**64 - 1  # Redis stream ids are two unsigned 64-bit numbers
@@ -36,20 +46,12 @@ COMPACT = Script.packaged("compact.lua")  # the fold of old log lines into a chu
 RATE_LIMIT = Script.packaged("ratelimit.lua")  # every counter of a request in one call
 
 
-HEALTH_CHECK_SECONDS = 30  # a connection idle this long is pinged before its next command
-CONNECT_TIMEOUT_SECONDS = 5
-REPLY_MARGIN_SECONDS = 10  # a socket waits this much longer than the longest blocking read
 EVENTS_PER_READ = 500  # events a read returns at most (a reader asks again for more)
 SCAN_COUNT = 1000  # keys a SCAN step looks at
 DELETE_BATCH = 500  # keys per DEL
 
 
-def connect(url: str, max_block_seconds: float = 30.0) -> redis.Redis:
-    """A client for one process (bytes replies: RQ shares it). Its socket timeout outlasts
-    the longest blocking read (XREAD BLOCK) the API makes."""
-    return redis.Redis.from_url(url, decode_responses=False, health_check_interval=HEALTH_CHECK_SECONDS,
-                                socket_connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                                socket_timeout=max_block_seconds + REPLY_MARGIN_SECONDS)
+__all__ = ["Commit", "Event", "NotDurable", "Record", "Store", "connect", "is_stream_id"]
 
 
 @dataclass(frozen=True)
@@ -108,23 +110,37 @@ class Store:
     * ``waitaof``: every commit, and every replayed Idempotency-Key answer, is followed by
       ``WAITAOF 1 0 <durable_timeout_ms>`` in the same round trip, on the same connection;
     * ``off``: nothing is checked.
+
+    ``replicas`` (``CANASTA_DURABILITY_REPLICAS``, for a cluster or a server with replicas
+    that may take over): the confirmation also waits for that many replicas of the game's
+    node to have the change on their disk (``WAITAOF <local> <replicas>``; ``WAIT`` with
+    ``off``), so a primary killed after its answer loses nothing its replica does not have.
+    On a cluster every command of a game goes to the node that holds the game's hash slot,
+    and the confirmation with it, on the same connection (:class:`api.redis_io.Router`).
+
+    ``queue``: the Redis of the bot queue (RQ, the awaiting set); the games' own by default.
     """
 
-    def __init__(self, client: redis.Redis, prefix: str = "canasta", *, durability: str = "fsync",
-                 durable_timeout_ms: int = 1000) -> None:
+    def __init__(self, client: Client, prefix: str = "canasta", *, durability: str = "fsync",
+                 durable_timeout_ms: int = 1000, replicas: int = 0, queue: Client | None = None) -> None:
         self.redis = client
+        self.queue = pair(client if queue is None else queue, client)
+        self.cluster = is_cluster(client)
         self.keys = Keys(prefix)
         self.durability = durability
-        self._waitaof = ("WAITAOF", 1, 0, int(durable_timeout_ms))
+        self.replicas = int(replicas)
+        self._confirm = _confirmation(durability, self.replicas, int(durable_timeout_ms))
+        self._confirm_local = 1 if durability == "waitaof" else 0  # WAITAOF's own fsync, when asked
         self._fsync_ok_until = 0.0
         self._fsync_refused: tuple[float, str] = (0.0, "")
-        self._local = threading.local()  # execute(): one connection per thread
+        self._router = router(client)
 
     @classmethod
-    def for_settings(cls, client: redis.Redis, settings: Any) -> Store:
+    def for_settings(cls, client: Client, settings: Any, queue: Client | None = None) -> Store:
         """The store an API process or a bot worker uses (``api.config.Settings``)."""
         return cls(client, settings.key_prefix, durability=settings.durability,
-                   durable_timeout_ms=settings.durability_timeout_ms)
+                   durable_timeout_ms=settings.durability_timeout_ms, replicas=settings.durability_replicas,
+                   queue=queue)
 
     def check_fsync(self) -> None:
         """:class:`NotDurable` unless the server fsyncs every write before it replies (asked
@@ -135,10 +151,10 @@ class Store:
         until, why = self._fsync_refused
         if now < until:
             raise NotDurable(why)
-        from api.durability import check
+        from api.durability import check_all
 
         try:
-            found = check(self.redis)  # a server that is down raises ConnectionError: 503 as such
+            found = check_all(self.redis)  # a server that is down raises ConnectionError: 503 as such
         except redis.ResponseError as e:
             raise NotDurable(f"cannot ask the server how it persists writes ({e}); with a server that "
                              "refuses INFO or CONFIG, use CANASTA_DURABILITY=waitaof") from None
@@ -150,45 +166,41 @@ class Store:
         self._fsync_refused = (now + 1.0, why)
         raise NotDurable(why)
 
-    # -- the hot path --------------------------------------------------------------------
+    # -- the hot path ---------------------------------------------------------------------
     def execute(self, *args: Any) -> Any:
         """One command (:mod:`api.redis_io`: the client's retry and exceptions without its
-        per-command layers) on this thread's own connection, made by the client's pool with
-        its settings: no pool checkout (a lock and a poll of the socket) per command. The
-        reply is the parser's raw reply (bytes, lists, None)."""
-        return send(self._connection(), args)
+        per-command layers) on this thread's own connection to the node of its key, made by
+        the client's pool with its settings: no pool checkout (a lock and a poll of the
+        socket) per command. The reply is the parser's raw reply (bytes, lists, None)."""
+        return raise_first_error(self._router.send((args,)))[0]
 
-    def execute_all(self, *commands: Command) -> list[Any]:
-        """Several commands in one round trip on this thread's connection (as :meth:`execute`);
-        each reply in order, or the ResponseError the server answered it with."""
-        return send_all(self._connection(), commands)
-
-    def _connection(self) -> Any:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self.redis.connection_pool.make_connection()
-        if conn.should_reconnect():
-            conn.disconnect()
-        return conn
+    def execute_all(self, *commands: Command, scripts: tuple[Script, ...] = (), key: str | None = None) -> list[Any]:
+        """Several commands (one hash slot) in one round trip on this thread's connection
+        (as :meth:`execute`; ``key``: the node of this key, else of the first command's);
+        each reply in order, or the ResponseError it was answered with."""
+        return self._router.send(commands, scripts, key=key)
 
     def _script(self, script: Script, keys: list[str], args: list[Any]) -> Any:
-        command = script.command(keys, args)
-        (reply,) = raise_first_error(with_scripts(self.redis, (script,), lambda: self.execute_all(command)))
+        (reply,) = raise_first_error(self.execute_all(script.command(keys, args), scripts=(script,)))
         return reply
 
     def _durably(self, command: Command, needed: Any = None, scripts: tuple[Script, ...] = ()) -> Any:
-        """``command`` (a write), then ``WAITAOF`` in the same round trip: its reply once the
-        server has its effect on disk; :class:`NotDurable` when that is not confirmed.
-        ``needed(reply)``: whether this reply needs the confirmation (default: always)."""
-        reply, confirmed = with_scripts(self.redis, scripts, lambda: self.execute_all(command, self._waitaof))
+        """``command`` (a write), then the confirmation (``WAITAOF`` or ``WAIT``) in the same
+        round trip: its reply once the server (and ``replicas``) have its effect on disk;
+        :class:`NotDurable` when that is not confirmed. ``needed(reply)``: whether this reply
+        needs the confirmation (default: always)."""
+        assert self._confirm is not None
+        reply, confirmed = self.execute_all(command, self._confirm, scripts=scripts)
         if isinstance(reply, Exception):
             raise reply
         if needed is not None and not needed(reply):
             return reply
         if isinstance(confirmed, Exception):
             raise NotDurable(f"the server cannot confirm writes on disk: {confirmed}")
-        if int(confirmed[0]) < 1:
-            raise NotDurable(f"the server did not confirm the write on disk within {self._waitaof[3]} ms")
+        local, replicas = (int(confirmed[0]), int(confirmed[1])) if isinstance(confirmed, list) else (1, int(confirmed))
+        if local < self._confirm_local or replicas < self.replicas:
+            raise NotDurable(f"the server did not confirm the write on disk within {self._confirm[-1]} ms "
+                             f"(local {local}, replicas {replicas} of {self.replicas})")
         return reply
 
     def _durable_script(self, script: Script, keys: list[str], args: list[Any]) -> Any:
@@ -203,18 +215,19 @@ class Store:
             return None
         return Record(int(version), meta, state, int(turn_at) if turn_at is not None else None)
 
-    def server_time_ms(self) -> int:
-        """The Redis server's clock (TIME), the one ``turn_at`` is read from: every API
-        process compares against the same clock, whatever its own says."""
-        seconds, micros = self.execute("TIME")
+    def server_time_ms(self, game_id: str) -> int:
+        """The clock (TIME) of the Redis server that holds the game, the one its ``turn_at``
+        is read from: every API process compares against the same clock, whatever its own says."""
+        (seconds, micros), = raise_first_error(self.execute_all(("TIME",), key=self.keys.state(game_id)))
         return int(seconds) * 1000 + int(micros) // 1000
 
     def snapshot(self, game_id: str) -> tuple[Record | None, str]:
-        """The record and the id of the last event, read atomically (MULTI)."""
-        with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hmget(self.keys.state(game_id), "version", "meta", "state")
-            pipe.xrevrange(self.keys.events(game_id), count=1)
-            (version, meta, state), last = pipe.execute()
+        """The record and the id of the last event, read atomically (MULTI, on the game's node)."""
+        state_key = self.keys.state(game_id)
+        replies = raise_first_error(self.execute_all(
+            ("MULTI",), ("HMGET", state_key, "version", "meta", "state"),
+            ("XREVRANGE", self.keys.events(game_id), "+", "-", "COUNT", 1), ("EXEC",)))
+        (version, meta, state), last = replies[-1]
         if version is None or meta is None:
             return None, "0-0"
         last_id = _s(last[0][0]) if last else "0-0"
@@ -226,7 +239,7 @@ class Store:
         disk; with ``waitaof``, renewing the expiry is a write, and the ``WAITAOF`` behind it
         confirms that it, and so the record written before it, is on disk."""
         command = ("GETEX", self.keys.idem(game_id, seat, key), "EX", int(ttl))
-        if self.durability != "waitaof":
+        if self._confirm is None:
             record = self.execute(*command)
             if record is not None and self.durability == "fsync":
                 self.check_fsync()  # what such a server answers is on its disk
@@ -271,8 +284,7 @@ class Store:
 
     def read_log(self, game_id: str) -> list[bytes]:
         """The game log's lines (chunks expanded: :mod:`api.logcodec`)."""
-        entries: list[bytes] = self.redis.lrange(self.keys.log(game_id), 0, -1)  # type: ignore[assignment]
-        return logcodec.expand(entries)
+        return logcodec.expand(bytes_list(self.redis.lrange(self.keys.log(game_id), 0, -1)))
 
     def first_event(self, game_id: str) -> tuple[str, int] | None:
         """The id and version of the oldest event the stream still holds."""
@@ -329,7 +341,7 @@ class Store:
         args += log_lines
         if self.durability == "fsync":
             self.check_fsync()
-        reply = (self._durable_script if self.durability == "waitaof" else self._script)(COMMIT, keys, args)
+        reply = (self._script if self._confirm is None else self._durable_script)(COMMIT, keys, args)
         outcome = _s(reply[0])
         if outcome == "ok":
             return Commit("ok", int(reply[1]), _s(reply[2]), log_plain=int(reply[3]), log_chunks=int(reply[4]))
@@ -350,11 +362,23 @@ class Store:
 
     # -- rate limits ---------------------------------------------------------------------
     def rate_limit(self, counters: list[tuple[str, str, int]], window_s: int) -> int:
-        """Count one request on each (kind, ident, limit); the ms to wait if any is over."""
+        """Count one request on each (kind, ident, limit); the ms to wait if any is over.
+
+        The counters of one identity share a hash slot (:meth:`api.keys.Keys.rate`); on a
+        cluster the counters of each slot are counted by one script call on their node (one
+        slot for every counter would make one node count every request), on one server all
+        of them in one call."""
         if not counters:
             return 0
-        keys = [self.keys.rate(kind, ident, window_s) for kind, ident, _ in counters]
-        return int(self._script(RATE_LIMIT, keys, [window_s * 1000, *(limit for _, _, limit in counters)]))
+        groups: dict[int, list[tuple[str, int]]] = {}
+        for kind, ident, limit in counters:
+            key = self.keys.rate(kind, ident, window_s)
+            groups.setdefault(key_slot(key.encode()) if self.cluster else 0, []).append((key, limit))
+        wait = 0
+        for group in groups.values():
+            reply = self._script(RATE_LIMIT, [k for k, _ in group], [window_s * 1000, *(lim for _, lim in group)])
+            wait = max(wait, int(reply))
+        return wait
 
     # -- maintenance (tests, benchmarks) ------------------------------------------------
     def delete_all(self) -> int:
@@ -376,6 +400,19 @@ class Store:
         for key in (k.state(game_id), k.events(game_id), k.log(game_id)):
             total += int(self.redis.memory_usage(key, samples=0) or 0)
         return total
+
+
+def _confirmation(durability: str, replicas: int, timeout_ms: int) -> Command | None:
+    """The command that follows each commit, or None: ``WAITAOF 1 <replicas>`` with
+    ``waitaof``; ``WAITAOF 0 <replicas>`` with ``fsync`` and replicas (the server itself
+    fsyncs before it replies); ``WAIT <replicas>`` with ``off`` and replicas."""
+    if durability == "waitaof":
+        return ("WAITAOF", 1, replicas, timeout_ms)
+    if replicas <= 0:
+        return None
+    if durability == "fsync":
+        return ("WAITAOF", 0, replicas, timeout_ms)
+    return ("WAIT", replicas, timeout_ms)
 
 
 def _s(value: bytes | str) -> str:

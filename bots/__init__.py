@@ -5,8 +5,9 @@ engine for the seat's legal actions (the rulebook is public), wraps the state in
 :class:`~bots.view.SeatView` (the seat's own view) and hands only those two to the
 bot, so what a bot chooses depends on nothing another seat hides.
 
-Bots: ``random`` (uniform over action types, then over actions), ``greedy`` (rules of thumb)
-and ``expert`` (determinized Monte Carlo over greedy rollouts, within a time budget).
+Bots, weakest first (:data:`LEVELS` says each in a sentence): ``random``, ``greedy``,
+``standard`` (the default strength) and ``expert`` (determinized Monte Carlo over standard
+rollouts, within a time budget that a seat may set within :data:`BUDGET_LIMITS_MS`).
 """
 
 from __future__ import annotations
@@ -56,12 +57,25 @@ def _registry() -> dict[str, Bot]:
     from bots.expert import Expert
     from bots.greedy import Greedy
     from bots.random_bot import RandomBot
+    from bots.standard import Standard
 
-    return {"random": RandomBot(), "greedy": Greedy(), "expert": Expert()}
+    return {"random": RandomBot(), "greedy": Greedy(), "standard": Standard(), "expert": Expert(rollout=Standard())}
 
 
 _BOTS: dict[str, Bot] | None = None
-NAMES = ("random", "greedy", "expert")
+NAMES = ("random", "greedy", "standard", "expert")
+DEFAULT_BOT = "standard"  # the level a seat gets when nobody names one
+# One sentence per level, weakest first (GET /bots).
+LEVELS = {
+    "random": "Plays a legal move at random: for tests and for beginners.",
+    "greedy": "Rules of thumb one move at a time: opens early, takes most piles; a weak club player.",
+    "standard": "A sound club game: judges a pile by its cards, discards safely with the cards it "
+                "remembers, blocks and freezes the pile, goes out when that wins the hand.",
+    "expert": "Searches sampled deals consistent with what it has seen, playing the standard bot "
+              "ahead; thinks for its budget (budget_ms) per decision.",
+}
+BUDGETED = frozenset({"expert"})  # the levels whose thinking time a seat may set
+BUDGET_LIMITS_MS = (5, 250)  # the budget a seat may ask for, inclusive
 
 
 def get(name: str) -> Bot:
@@ -115,4 +129,4 @@ def policy(name: str, rng: random.Random, budget: Budget | float | int | None = 
     return play
 
 
-__all__ = ["Budget", "DEFAULT_BUDGET_MS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]
+__all__ = ["BUDGETED", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from bots.greedy import table_points
 from bots.view import SeatView
-from engine.cards import IS_WILD, KINDS, RANK_OF, hand_value
+from engine.cards import IS_WILD, KINDS, RANK_OF, SUITED_CARDS, hand_value
 from engine.state import State
 
 NAMES = ("table", "meld4", "meld5", "meld6", "cards_early", "cards_late", "value_late", "value_early",
@@ -53,11 +53,11 @@ def team_features(s: State, team: int) -> list[float]:
         value += hand_value(hand)
         wilds += sum(hand[k] for k in range(KINDS) if IS_WILD[k])
         per_rank = [0] * 13
-        for k in range(52):
+        for k in range(SUITED_CARDS):
             if hand[k] and not IS_WILD[k]:
                 per_rank[RANK_OF[k]] += hand[k]
         pairs += sum(1 for r in range(13) if per_rank[r] >= 2 and r != 2)
-    can_go_out = 1.0 if s.canastas(team) >= rules.canastas_to_go_out else 0.0
+    can_go_out = 1.0 if s.canastas(team) >= rules.going_out.canastas_to_go_out else 0.0
     return [float(table_points(SeatView(s, 0), team)), *melds, cards * stock, cards * (1 - stock),
             value * (1 - stock), value * stock, wilds, pairs, can_go_out, 1.0 if s.opened(team) else 0.0]
 
@@ -83,6 +83,9 @@ def evaluate(s: State, team: int) -> float:
 
 
 # -- fitting (offline) -------------------------------------------------------------------
+POLICY_SEED_OFFSET = 10_000  # the players' random stream differs from the sampling's
+
+
 def samples(preset: str, game: int, rate: float = 0.08) -> list[tuple[list[float], float]]:
     """Positions of one greedy self-play game with the final hand-score difference of the mover's team."""
     from bots import policy
@@ -92,7 +95,7 @@ def samples(preset: str, game: int, rate: float = 0.08) -> list[tuple[list[float
     rules = resolve(preset)
     rng = random.Random(game)
     seen: list[tuple[State, int]] = []
-    greedy = policy("greedy", random.Random(game + 10_000))
+    greedy = policy("greedy", random.Random(game + POLICY_SEED_OFFSET))
 
     def watch(state: State, seat: int, actions: list[dict[str, Any]]) -> dict[str, Any]:
         if rng.random() < rate:

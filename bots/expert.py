@@ -1,12 +1,15 @@
-"""The expert bot: determinized Monte Carlo search over greedy rollouts, within a time budget.
+"""The expert bot: determinized Monte Carlo search over rule-bot rollouts, within a time budget.
 
-For each decision that is not forced:
+The rollout bot is a :class:`~bots.greedy.Greedy` or a subclass; the registered expert plays
+:class:`~bots.standard.Standard` (``bots._registry``), named "greedy" below. For each
+decision that is not forced:
 
 1. candidates: the greedy choice, the best few discards and melds by greedy's own scores,
    going out, every draw-phase and answer option (pruning keeps the budget for the moves
    that differ);
 2. worlds: the hidden cards are dealt again at random, consistent with what the seat sees
-   (:func:`~bots.view.determinize`); every candidate is tried in the same worlds
+   (:func:`~bots.view.determinize`: the pile and the cards known to come with it stay where
+   the table saw them); every candidate is tried in the same worlds
    (common random numbers: the comparison is not drowned by the luck of the sample);
 3. rollout: from the candidate, every seat plays greedy on the sampled world until the
    next opponent's turn is over (or the hand ends);
@@ -36,6 +39,9 @@ Action = dict[str, Any]
 
 MAX_CANDIDATES = 6
 MAX_ROLLOUT_STEPS = 40
+OVERRUN_SECONDS = 10.0  # past the deadline a rollout cap stops anyway
+TIE = 1e-9  # means closer than this are equal: the earlier candidate (greedy's first) keeps it
+SWITCH_MARGIN = 0.0  # points by which a candidate must beat the rule bot's choice (mean over worlds)
 
 
 class Expert:
@@ -43,9 +49,10 @@ class Expert:
 
     name = "expert"
 
-    def __init__(self, rollout: Greedy | None = None, horizon: int = 2) -> None:
+    def __init__(self, rollout: Greedy | None = None, horizon: int = 2, switch_margin: float = SWITCH_MARGIN) -> None:
         self.greedy = rollout or Greedy()
         self.horizon = horizon  # turn changes a rollout plays through (2: to the next seat's turn end)
+        self.switch_margin = switch_margin
 
     def choose(self, v: SeatView, actions: list[Action], rng: random.Random, budget: Any = None) -> Action:
         from bots import Budget
@@ -57,7 +64,8 @@ class Expert:
             return default
         state = v._s  # the sampled worlds are built from the seat's view only (determinize)
         seat = v.seat
-        deadline = time.perf_counter() + b.ms / 1000.0
+        started = time.perf_counter()
+        deadline = started + b.ms / 1000.0
         totals = [0.0] * len(candidates)
         counts = [0] * len(candidates)
         worlds = 0
@@ -72,16 +80,23 @@ class Expert:
             worlds += 1
             if b.rollouts is not None and worlds * len(candidates) >= b.rollouts:
                 break
-            if b.rollouts is None and time.perf_counter() >= deadline:
+            now = time.perf_counter()
+            # stop when the next world would end past the deadline (a world takes about the
+            # mean so far): the budget is kept on average, not overrun by a whole world
+            if b.rollouts is None and now + (now - started) / worlds >= deadline:
                 break
-            if b.rollouts is not None and time.perf_counter() >= deadline + 10.0:
+            if b.rollouts is not None and time.perf_counter() >= deadline + OVERRUN_SECONDS:
                 break  # a cap with an absurd budget must still end
         best, best_mean = 0, float("-inf")
         for i in range(len(candidates)):
             if counts[i]:
                 mean = totals[i] / counts[i]
-                if mean > best_mean + 1e-9:
+                if mean > best_mean + TIE:
                     best, best_mean = i, mean
+        # the rule bot's own choice stands unless the search finds clearly better: with a
+        # few worlds per candidate, small differences are the sample's luck, not the move's
+        if best and counts[0] and best_mean - totals[0] / counts[0] < self.switch_margin:
+            return candidates[0]
         return candidates[best]
 
     # -- candidates ---------------------------------------------------------------------
@@ -92,7 +107,7 @@ class Expert:
             return out[:MAX_CANDIDATES]
         g = self.greedy
         out = [default]
-        plan = v.going_out_plan() if v.canastas(v.team) + 1 >= v.rules.canastas_to_go_out else None
+        plan = v.going_out_plan() if v.canastas(v.team) + 1 >= v.rules.going_out.canastas_to_go_out else None
         if plan and plan[0] in actions and plan[0] not in out:
             out.append(plan[0])
         melds = [a for a in actions if a["type"] in ("meld", "add")]

@@ -23,6 +23,7 @@ from engine.cards import (
     parse_card,
     parse_rank,
 )
+from engine.state import GRANTED
 
 Action = dict[str, Any]
 
@@ -38,7 +39,7 @@ def table_points(v: SeatView, team: int) -> int:
             continue
         total += m.value
         if m.is_canasta(rules):
-            total += rules.natural_canasta_bonus if m.is_natural() else rules.mixed_canasta_bonus
+            total += rules.scoring.natural_canasta_bonus if m.is_natural() else rules.scoring.mixed_canasta_bonus
     return total + v.red_three_score(team)
 
 
@@ -82,7 +83,7 @@ class Greedy:
 
     @staticmethod
     def _threat(v: SeatView) -> bool:
-        need = v.rules.canastas_to_go_out
+        need = v.rules.going_out.canastas_to_go_out
         for seat in v.opponents:
             if v.canastas(v.team_of(seat)) >= need - (1 if need > 1 else 0) and v.hand_size_of(seat) <= 5:
                 return True
@@ -127,10 +128,10 @@ class Greedy:
     # -- playing ----------------------------------------------------------------------------
     def play_phase(self, v: SeatView, actions: list[Action], rng: random.Random) -> Action:
         rules = v.rules
-        if v.canastas(v.team) + 1 >= rules.canastas_to_go_out:
+        if v.canastas(v.team) + 1 >= rules.going_out.canastas_to_go_out:
             plan = v.going_out_plan()
-            if plan and (v.permission == 1 or self.want_go_out(v)):
-                if v.permission != 1 and self.want_ask(v) and {"type": "ask_go_out"} in actions:
+            if plan and (v.permission == GRANTED or self.want_go_out(v)):
+                if v.permission != GRANTED and self.want_ask(v) and {"type": "ask_go_out"} in actions:
                     return {"type": "ask_go_out"}
                 if plan[0] in actions:
                     return plan[0]
@@ -156,7 +157,7 @@ class Greedy:
         """
         if self.threat(v) or v.stock_size <= 8:
             return True
-        ours = table_points(v, v.team) + v.rules.going_out_bonus
+        ours = table_points(v, v.team) + v.rules.scoring.going_out_bonus
         ours -= IN_HAND_CARD * sum(v.hand_size_of(p) for p in v.partners)
         theirs = max(
             table_points(v, t) - IN_HAND_CARD * sum(v.hand_size_of(p) for p in v.opponents if v.team_of(p) == t)

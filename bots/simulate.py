@@ -12,8 +12,16 @@ from engine.legal import legal_actions
 from engine.moves import apply
 from engine.rules import RuleOptions
 from engine.state import State
+from replay.log import deal_line, game_end_line, hand_end_line, header_line, move_line
 
 Policy = Callable[[State, int, list[dict[str, Any]]], dict[str, Any]]
+
+MAX_MOVES = 2_000_000  # a game of random play may wander this long without reaching the target
+
+
+class GameTooLong(RuntimeError):
+    """The game reached no end within the move limit: not a rules error (random play need
+    not ever reach the target score), so callers may count it apart from engine errors."""
 
 
 @dataclass
@@ -33,13 +41,11 @@ class GameRecord:
         return [line for line in self.lines if "hand_end" in line]
 
     def log_lines(self, game_id: str = "", seats: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-        from replay.log import header_line
-
         return [header_line(self.rules, game_id=game_id, seats=seats), *self.lines]
 
 
 def play_game(
-    rules: RuleOptions, rng: random.Random, policy: Policy | dict[int, Policy], max_moves: int = 2_000_000
+    rules: RuleOptions, rng: random.Random, policy: Policy | dict[int, Policy], max_moves: int = MAX_MOVES
 ) -> GameRecord:
     """Play one game to its end; ``policy`` is one policy for all seats or one per seat."""
     record = GameRecord(rules)
@@ -49,9 +55,7 @@ def play_game(
         if state.phase == "deal":
             deck, salt, digest = shuffle(rules, rng)
             state = deal(state, deck, salt)
-            record.lines.append(
-                {"deal": state.hand_no, "dealer": state.dealer, "deck": deck, "salt": salt, "commitment": digest}
-            )
+            record.lines.append(deal_line(state.hand_no, state.dealer, deck, salt, digest))
             continue
         seat = state.to_act
         actions = legal_actions(state, seat)
@@ -60,12 +64,12 @@ def play_game(
         action = policies[seat](state, seat, actions)
         hand_no = state.hand_no
         state = apply(state, seat, action)
-        record.lines.append({"move": state.moves, "hand": hand_no, "seat": seat, "action": action})
+        record.lines.append(move_line(state.moves, hand_no, seat, action))
         if state.phase in ("deal", "over") and state.hand_result is not None:
-            record.lines.append(state.hand_result)
+            record.lines.append(hand_end_line(state.hand_result))
         if state.phase == "over" and state.game_result is not None:
-            record.lines.append(state.game_result)
+            record.lines.append(game_end_line(state.game_result))
         if state.moves > max_moves:
-            raise RuntimeError(f"game did not end within {max_moves} moves")
+            raise GameTooLong(f"game did not end within {max_moves} moves")
     record.final = state
     return record

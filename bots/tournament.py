@@ -34,6 +34,10 @@ class GameResult:
     winner: int | None
     moves: int
     seconds: float
+    a_ms: tuple[float, ...] = ()  # A's thinking time per decision that was not forced (ms, wall clock)
+    b_ms: tuple[float, ...] = ()
+    a_cpu_ms: tuple[float, ...] = ()  # the same decisions in CPU time (ms): a busy machine's share removed
+    b_cpu_ms: tuple[float, ...] = ()
 
     @property
     def outcome(self) -> str:
@@ -53,7 +57,11 @@ class Match:
     a: str
     b: str
     seed: int
-    budget: Budget
+    budget: Budget  # A's (and B's, unless ``b_budget``)
+    b_budget: Budget | None = None  # B's own: the same bot at two budgets, say
+
+    def budget_of(self, side: str) -> Budget:
+        return self.b_budget if side == "b" and self.b_budget is not None else self.budget
 
 
 def play_one(match: Match, game: int) -> GameResult:
@@ -61,15 +69,36 @@ def play_one(match: Match, game: int) -> GameResult:
     rules = match.rules
     a_team = game % 2
     pols = {}
+    thought: dict[str, list[float]] = {"a": [], "b": [], "a_cpu": [], "b_cpu": []}
     for seat in range(rules.players):
-        name = match.a if rules.team_of(seat) == a_team else match.b
-        pols[seat] = policy(name, random.Random(f"{match.seed}:{game}:{seat}:{name}"), match.budget)
+        side = "a" if rules.team_of(seat) == a_team else "b"
+        name = match.a if side == "a" else match.b
+        pols[seat] = _timed(policy(name, random.Random(f"{match.seed}:{game}:{seat}:{name}"),
+                                   match.budget_of(side)), thought[side], thought[f"{side}_cpu"])
     started = time.perf_counter()
     record = play_game(rules, random.Random(f"{match.seed}:deal:{game // 2}"), pols)
     final = record.final
     assert final is not None and final.game_result is not None
     return GameResult(game, a_team, tuple(final.totals), final.game_result["winner"], len(record.moves),
-                      time.perf_counter() - started)
+                      time.perf_counter() - started, tuple(thought["a"]), tuple(thought["b"]),
+                      tuple(thought["a_cpu"]), tuple(thought["b_cpu"]))
+
+
+def _timed(play: Any, wall: list[float], cpu: list[float]) -> Any:
+    """``play`` recording the milliseconds (wall clock and CPU) of each decision that was not
+    forced."""
+    clock, cpu_clock = time.perf_counter, time.thread_time
+
+    def timed(state: Any, seat: int, actions: list[Any]) -> Any:
+        if len(actions) == 1:
+            return actions[0]
+        started, cpu_started = clock(), cpu_clock()
+        action = play(state, seat, actions)
+        wall.append((clock() - started) * 1000.0)
+        cpu.append((cpu_clock() - cpu_started) * 1000.0)
+        return action
+
+    return timed
 
 
 def _play_star(args: tuple[Match, int]) -> GameResult:
@@ -163,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     elapsed = time.perf_counter() - started
     lo, hi = s["ci95"]
-    print(f"{s['a']} vs {s['b']}: {rules.preset}, {rules.players} players, target {rules.target_score}, seed {args.seed}")
+    print(f"{s['a']} vs {s['b']}: {rules.preset}, {rules.players} players, target {rules.scoring.target_score}, seed {args.seed}")
     print(f"games {s['games']}  {s['a']} wins {s['a_wins']}  {s['b']} wins {s['b_wins']}  draws {s['draws']}")
     print(f"{s['a']} win rate {s['a_win_rate']:.1%}  (95% CI {lo:.1%} - {hi:.1%}, Wilson; a draw counts half)")
     print(f"mean score difference ({s['a']} - {s['b']}): {s['mean_score_diff']:+.1f}")

@@ -2,10 +2,11 @@
 
 Bots never receive a :class:`engine.State`. :func:`bots.choose` wraps the state in a
 :class:`SeatView` that exposes only what ``seat_view`` shows a player: its own hand, every
-meld and red three, the pile's top, size and freeze, hand sizes, stock size, scores and the
-turn flags. A search bot that needs whole states builds them with :func:`determinize`, which
-fills every hidden place (other hands, the stock, the pile under its top) from the cards the
-seat has not seen, shuffled by the bot's own rng. So a bot's choice cannot depend on a
+meld and red three, the pile (every card: all were laid face up) and its freeze, the cards
+each seat took with the pile and still holds, hand sizes, stock size, scores and the turn
+flags. A search bot that needs whole states builds them with :func:`determinize`, which
+fills every hidden place (the other hands' unknown cards, the stock) from the cards the seat
+has not seen, shuffled by the bot's own rng. So a bot's choice cannot depend on a
 hidden card: the wrapper is the only road to the state, and the test
 ``tests/worker/test_bots.py::test_no_peeking`` checks it by permuting hidden cards.
 """
@@ -14,21 +15,31 @@ from __future__ import annotations
 
 import random
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 from engine.cards import (
     IS_RED_THREE,
     IS_WILD,
+    JOKERS_PER_DECK,
     KINDS,
     RANK_OF,
+    SUITED_CARDS,
     hand_value,
 )
 from engine.moves import going_out_plan
 from engine.rules import RuleOptions
 from engine.scoring import red_three_score
-from engine.state import Meld, State
+from engine.state import NOT_FROZEN, Meld, State
 
 Action = dict[str, Any]
+
+
+def _fact(path: str) -> Any:
+    """A read-only property of :class:`SeatView`: the public fact at ``path`` of the held state
+    (``"turn"``, ``"rules.players"``). One line a fact, and no Python frame per read
+    (``operator.attrgetter``): rollouts read these thousands of times a decision."""
+    return property(attrgetter(f"_s.{path}"))
 
 
 class SeatView:
@@ -46,21 +57,13 @@ class SeatView:
         self.memo: dict[str, Any] = {}  # derived facts a bot computes once per decision
 
     # -- the table -------------------------------------------------------------------------
-    @property
-    def rules(self) -> RuleOptions:
-        return self._s.rules
-
-    @property
-    def players(self) -> int:
-        return self._s.rules.players
+    rules: RuleOptions = _fact("rules")
+    players: int = _fact("rules.players")
+    teams: int = _fact("rules.teams")
 
     @property
     def team(self) -> int:
         return self._s.rules.team_of(self.seat)
-
-    @property
-    def teams(self) -> int:
-        return self._s.rules.teams
 
     def team_of(self, seat: int) -> int:
         return self._s.rules.team_of(seat)
@@ -74,29 +77,17 @@ class SeatView:
         """Opposing seats in playing order after this seat (the next one first)."""
         return _opponents(self._s.rules, self.seat)
 
-    @property
-    def phase(self) -> str:
-        return self._s.phase
+    def next_opponent(self) -> int | None:
+        """The seat that plays next, if it is an opponent (it is the one a discard feeds)."""
+        nxt = (self.seat + 1) % self._s.rules.players
+        return nxt if self._s.rules.team_of(nxt) != self.team else None
 
-    @property
-    def turn(self) -> int:
-        return self._s.turn
-
-    @property
-    def to_act(self) -> int:
-        return self._s.to_act
-
-    @property
-    def totals(self) -> tuple[int, ...]:
-        return self._s.totals
-
-    @property
-    def hand_no(self) -> int:
-        return self._s.hand_no
-
-    @property
-    def moves(self) -> int:
-        return self._s.moves
+    phase: str = _fact("phase")
+    turn: int = _fact("turn")
+    to_act: int = _fact("to_act")
+    totals: tuple[int, ...] = _fact("totals")
+    hand_no: int = _fact("hand_no")
+    moves: int = _fact("moves")
 
     # -- own hand --------------------------------------------------------------------------
     @property
@@ -119,9 +110,7 @@ class SeatView:
         return hand_value(self._s.hands[self.seat])
 
     # -- public cards ----------------------------------------------------------------------
-    @property
-    def stock_size(self) -> int:
-        return self._s.stock_size
+    stock_size: int = _fact("stock_size")
 
     @property
     def pile_size(self) -> int:
@@ -132,16 +121,19 @@ class SeatView:
     def pile_top(self) -> int:
         return self._s.pile[-1] if self._s.pile else -1
 
-    @property
-    def pile_frozen_by(self) -> int:
-        return self._s.pile_frozen_by
+    pile: tuple[int, ...] = _fact("pile")  # every card, bottom first (public: each was laid face up)
+    pile_beside: tuple[int, ...] = _fact("pile_beside")
 
-    @property
-    def pile_lock(self) -> int:
-        return self._s.pile_lock
+    def known_from_pile(self, seat: int) -> tuple[int, ...]:
+        """Cards the table saw ``seat`` take with the pile and not yet meld or discard."""
+        known = self._s.known_from_pile
+        return known[seat] if known else ()
+
+    pile_frozen_by: int = _fact("pile_frozen_by")
+    pile_lock: int = _fact("pile_lock")
 
     def pile_frozen_for(self, team: int) -> bool:
-        return self._s.pile_frozen_by >= 0 or not self._s.opened(team)
+        return self._s.pile_frozen_by != NOT_FROZEN or not self._s.opened(team)
 
     def melds(self, team: int) -> tuple[Meld | None, ...]:
         return self._s.melds[team]
@@ -166,21 +158,10 @@ class SeatView:
         return self._s.penalties[team]
 
     # -- turn flags ------------------------------------------------------------------------
-    @property
-    def drawn(self) -> str:
-        return self._s.drawn
-
-    @property
-    def permission(self) -> int:
-        return self._s.permission
-
-    @property
-    def asked(self) -> bool:
-        return self._s.asked
-
-    @property
-    def turn_melded(self) -> bool:
-        return self._s.turn_melded
+    drawn: str = _fact("drawn")
+    permission: int = _fact("permission")
+    asked: bool = _fact("asked")
+    turn_melded: bool = _fact("turn_melded")
 
     # -- derived, from visible facts only -------------------------------------------------
     def going_out_plan(self) -> list[Action] | None:
@@ -188,7 +169,7 @@ class SeatView:
         return going_out_plan(self._s, self.seat)
 
     def unseen_counts(self) -> list[int]:
-        """Per kind: copies this seat has not seen (other hands, stock, pile under its top)."""
+        """Per kind: copies this seat has not seen (other hands' unknown cards, the stock)."""
         if "unseen" not in self.memo:
             self.memo["unseen"] = unseen_counts(self._s, self.seat)
         return self.memo["unseen"]
@@ -202,10 +183,10 @@ def _opponents(rules: RuleOptions, seat: int) -> tuple[int, ...]:
 
 
 def unseen_counts(s: State, seat: int) -> list[int]:
-    """The pack minus what ``seat`` sees: its hand, every meld, laid red threes, the pile top
-    and the wilds beside the pile."""
+    """The pack minus what ``seat`` sees: its hand, every meld, laid red threes, the pile, the
+    wilds beside the pile, and the cards other seats are known to hold (``known_from_pile``)."""
     rules = s.rules
-    left = [rules.decks] * 52 + [2 * rules.decks]  # copies per kind; two jokers a deck
+    left = [rules.dealing.decks] * SUITED_CARDS + [JOKERS_PER_DECK * rules.dealing.decks]  # copies per kind
     hand = s.hands[seat]
     for k in range(KINDS):
         left[k] -= hand[k]
@@ -217,49 +198,45 @@ def unseen_counts(s: State, seat: int) -> list[int]:
     for laid in s.red_threes:
         for k in laid:
             left[k] -= 1
-    if s.pile:
-        left[s.pile[-1]] -= 1
+    for k in s.pile:
+        left[k] -= 1
     for k in s.pile_beside:
         left[k] -= 1
+    if s.known_from_pile:
+        for p, known in enumerate(s.known_from_pile):
+            if p != seat:
+                for k in known:
+                    left[k] -= 1
     return [max(n, 0) for n in left]
 
 
 def determinize(s: State, seat: int, rng: random.Random) -> State:
     """A whole state that ``seat`` cannot tell from ``s``: hidden cards dealt again at random.
 
-    Only :func:`unseen_counts` and public facts are read, never a hidden card. Red threes
-    are not put in the hands of seats that have had their first turn (they would have been
-    laid), nor under the pile top unless red threes may be discarded; the card that froze the
-    pile is known to be in it (unless it lies beside it, in view); the cards the table saw
-    another seat take with the pile are in that seat's hand (``known_from_pile``).
+    Only :func:`unseen_counts` and public facts are read, never a hidden card. The pile is
+    public (every card in it was laid face up) and stays as it is; the cards the table saw
+    another seat take with the pile stay in that seat's hand (``known_from_pile``); the rest
+    of the other hands and the stock are dealt from the unseen cards. Red threes are not put
+    in the hands of seats that have had their first turn (they would have been laid).
     """
     rules = s.rules
     pool_counts = unseen_counts(s, seat)
-    frozen = s.pile_frozen_by
-    hidden_pile = max(len(s.pile) - 1, 0)
-    pile_cards: list[int] = []
-    in_view = frozen in s.pile_beside or (s.pile and s.pile[-1] == frozen)
-    if frozen >= 0 and hidden_pile and pool_counts[frozen] > 0 and not in_view:
-        pool_counts[frozen] -= 1
-        pile_cards.append(frozen)
     others = [p for p in range(rules.players) if p != seat]
-    placed_hand: dict[int, list[int]] = {p: [] for p in others}
-    for p in others:  # what the table saw come with the pile is still there
-        for k in s.known_from_pile[p] if s.known_from_pile else ():
-            if pool_counts[k]:
-                pool_counts[k] -= 1
-                placed_hand[p].append(k)
+    known = s.known_from_pile
+    placed_hand: dict[int, list[int]] = {p: list(known[p]) if known else [] for p in others}
     reds: list[int] = []
     pool: list[int] = []
     for k, n in enumerate(pool_counts):
         if n:
-            (reds if IS_RED_THREE[k] and not rules.red_threes_optional else pool).extend([k] * n)
+            (reds if IS_RED_THREE[k] and not rules.melding.red_threes_optional else pool).extend([k] * n)
     rng.shuffle(pool)
     sizes = {p: sum(s.hands[p]) for p in others}
     stock_n = s.stock_size
     # red threes go to the stock or to hands that may still hold them
     holders = [p for p in others if not s.first_turn_done[p]] if s.first_turn_done else []
-    slots = [("stock", -1)] * stock_n + [("hand", p) for p in holders for _ in range(sizes[p])]
+    slots = [("stock", -1)] * stock_n + [
+        ("hand", p) for p in holders for _ in range(sizes[p] - len(placed_hand[p]))
+    ]
     placed_stock: list[int] = []
     if reds:
         picks = rng.sample(range(len(slots)), min(len(reds), len(slots))) if slots else []
@@ -267,31 +244,26 @@ def determinize(s: State, seat: int, rng: random.Random) -> State:
             where, p = slots[i]
             (placed_stock if where == "stock" else placed_hand[p]).append(k)
         pool.extend(reds[len(picks):])  # nowhere plausible: anywhere
-    # fill: other hands, then the pile under its top, then the stock
+    # fill: other hands, then the stock
     pos = 0
     hands = list(s.hands)
     for p in others:
-        need = sizes[p] - len(placed_hand[p])
-        cards = placed_hand[p] + pool[pos:pos + max(need, 0)]
-        pos += max(need, 0)
+        need = max(sizes[p] - len(placed_hand[p]), 0)
+        cards = placed_hand[p] + pool[pos:pos + need]
+        pos += need
         counts = [0] * KINDS
         for k in cards:
             counts[k] += 1
         hands[p] = tuple(counts)
-    need = hidden_pile - len(pile_cards)
-    pile_cards.extend(pool[pos:pos + max(need, 0)])
-    pos += max(need, 0)
-    rng.shuffle(pile_cards)
     stock = placed_stock + pool[pos:]
     rng.shuffle(stock)
-    pile = tuple(pile_cards) + ((s.pile[-1],) if s.pile else ())
-    return s._replace(hands=tuple(hands), pile=pile, deck=tuple(stock[:stock_n]), stock_pos=0)
+    return s._replace(hands=tuple(hands), deck=tuple(stock[:stock_n]), stock_pos=0)
 
 
 def rank_counts(hand: tuple[int, ...]) -> list[int]:
     """Naturals per rank index (0..12); wilds and threes are counted under their own ranks."""
     out = [0] * 13
-    for k in range(52):
+    for k in range(SUITED_CARDS):
         if hand[k] and not IS_WILD[k]:
             out[RANK_OF[k]] += hand[k]
     return out

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import engine
 from bots.random_bot import random_policy
+from bots.simulate import MAX_MOVES, GameTooLong, play_game
 from engine.rules import RulesError
 
 __all__ = ["random_policy", "rules_main", "simulate_main"]  # random_policy: the tests' corpora import it here
@@ -52,6 +53,8 @@ def simulate_main(argv: list[str]) -> int:
     parser.add_argument("--games", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="write one game log per game into this folder")
+    parser.add_argument("--max-moves", type=int, default=MAX_MOVES,
+                        help="a game still going after this many moves counts as unfinished")
     args = parser.parse_args(argv)
     overrides = dict(item.partition("=")[::2] for item in args.overrides)
     try:
@@ -61,15 +64,18 @@ def simulate_main(argv: list[str]) -> int:
         return 2
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-    from bots.simulate import play_game
 
-    hands = actions = 0
+    hands = actions = unfinished = 0
     reasons: collections.Counter[str] = collections.Counter()
     started = time.perf_counter()
     for g in range(args.games):
         rng = random.Random(f"{args.seed}:{g}")
         try:
-            record = play_game(rules, rng, random_policy(rng))
+            record = play_game(rules, rng, random_policy(rng), max_moves=args.max_moves)
+        except GameTooLong as e:  # random play is no player: its totals may never reach the target
+            print(f"game {g}: unfinished: {e}", file=sys.stderr)
+            unfinished += 1
+            continue
         except Exception as e:  # any engine error fails the run
             print(f"game {g}: engine error: {type(e).__name__}: {e}", file=sys.stderr)
             return 1
@@ -84,4 +90,6 @@ def simulate_main(argv: list[str]) -> int:
     print(f"games {args.games}  hands {hands}  actions {actions}  "
           f"mean hand length {actions / max(hands, 1):.1f} actions  ({elapsed:.1f} s)")
     print("hands ended: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
+    if unfinished:
+        print(f"unfinished games {unfinished} (no side reached the target within the move limit)")
     return 0

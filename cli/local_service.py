@@ -23,7 +23,7 @@ from pathlib import Path
 
 from api.embedded import EmbeddedRedis
 from api.serve import _stop as stop_processes
-from api.serve import api_command, api_env, wait_healthy, worker_available
+from api.serve import api_command, api_env, part_name, wait_healthy, worker_available
 
 STARTUP_SECONDS = 60.0  # a loaded 2-core machine takes a few seconds; a broken one fails sooner
 
@@ -103,7 +103,7 @@ class LocalService:
 
     def failed_parts(self) -> list[str]:
         """The parts that have stopped on their own (a running game needs them all)."""
-        return [" ".join(p.args[2:4]) for p in self.procs if p.poll() is not None]  # type: ignore[index]
+        return [part_name(p) for p in self.procs if p.poll() is not None]
 
     def stop(self) -> None:
         """Stop everything started, in order: API and worker, then the Valkey. The log file
@@ -116,7 +116,8 @@ class LocalService:
                 self.embedded.stop()
                 self.embedded = None
             if self.reaper is not None:
-                self.reaper.stdin.close()  # type: ignore[union-attr]  # nothing left to reap: it exits
+                if self.reaper.stdin is not None:  # always our pipe
+                    self.reaper.stdin.close()  # nothing left to reap: it exits
                 self.reaper.wait(10)
                 self.reaper = None
             if not self._failed:

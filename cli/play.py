@@ -47,7 +47,7 @@ from cli.play_table import (
     turn_text,
 )
 
-BOTS = ("random", "greedy", "expert")
+BOTS = ("random", "greedy", "standard", "expert")
 OPEN = "open"
 QUIET_SECONDS = 1.0  # with no event for this long, whose turn it is is told
 POLL_SECONDS = 2.0  # and after this much longer, the view is read again (a 304 when unchanged)
@@ -63,8 +63,8 @@ def parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", default="finnish", help="the rules (canasta rules lists them; default finnish)")
     p.add_argument("--players", type=int, help="number of players (default: the preset's, or one more than --bots)")
-    p.add_argument("--bots", help="the other seats, in order: random, greedy, expert or open (a friend joins "
-                                  "it from the link printed); default greedy for each")
+    p.add_argument("--bots", help="the other seats, in order: random, greedy, standard, expert or open (a "
+                                  "friend joins it from the link printed); default standard for each")
     p.add_argument("--name", default=os.environ.get("USER") or "player", help="your name at the table")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="OPTION=VALUE",
                    help="a house rule (repeatable), e.g. --set target_score=1000 for a shorter game")
@@ -162,7 +162,7 @@ class GameSetup:
         return cls(args.preset, args.name, others, args.players, rules, args.seed)
 
     def seats(self, players: int) -> list[dict[str, str] | None]:
-        others = self.others or ["greedy"] * (players - 1)
+        others = self.others or ["standard"] * (players - 1)
         return [{"name": self.name}, *({"bot": b} if b != OPEN else None for b in others)]
 
     def create(self, client: Client, console: Console) -> Seat:
@@ -395,8 +395,8 @@ class PlaySession:
                     self.console.print(f"  {c.typed}")
         elif name == "hint":
             try:
-                hint = self.seat.hint("greedy")
-                self.console.print(f"Hint: a greedy bot would {describe_action(hint['action'], self.cards)}.")
+                hint = self.seat.hint("standard")
+                self.console.print(f"Hint: the standard bot would {describe_action(hint['action'], self.cards)}.")
             except ApiProblem as e:
                 self.console.print(f"No hint: {e.detail} ({e.code})")
 

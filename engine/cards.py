@@ -14,6 +14,9 @@ RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 JOKER = 52
 KINDS = 53
+SUITED_CARDS = 52  # of one deck
+JOKERS_PER_DECK = 2
+CARDS_PER_DECK = SUITED_CARDS + JOKERS_PER_DECK
 
 # rank indexes
 ACE, TWO, THREE = 0, 1, 2
@@ -77,7 +80,7 @@ def rank_code(rank: int) -> str:
 
 def pack(decks: int = 2) -> list[int]:
     """The full pack in a fixed order: ``decks`` x 52 cards and 2 jokers per deck."""
-    return [k for _ in range(decks) for k in range(52)] + [JOKER] * (2 * decks)
+    return [k for _ in range(decks) for k in range(SUITED_CARDS)] + [JOKER] * (JOKERS_PER_DECK * decks)
 
 
 def counts(kinds: Iterable[int]) -> tuple[int, ...]:

@@ -1,4 +1,4 @@
-"""Starting a game and dealing a hand from a given deck order (gamelog.md "Deal")."""
+"""Starting a game and dealing a hand from a given deck order (docs/gamelog.md, "Deal")."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Sequence
 
 from engine.cards import (
+    CARDS_PER_DECK,
     CODES,
     IS_BLACK_THREE,
     IS_RED_THREE,
@@ -20,7 +21,7 @@ from engine.cards import (
 )
 from engine.errors import IllegalMove
 from engine.rules import RuleOptions
-from engine.state import NO_MELDS, NO_SEAT, State
+from engine.state import NO_MELDS, NO_SEAT, NOT_FROZEN, State
 from engine.turns import begin_turn, lay_red_threes
 
 
@@ -35,7 +36,7 @@ def new_game(rules: RuleOptions, first_dealer: int | None = None) -> State:
 
 
 def commitment(salt: str, deck: Sequence[str]) -> str:
-    """SHA-256 of ``salt + ":" + ",".join(deck)``, lowercase hex (gamelog.md)."""
+    """SHA-256 of ``salt + ":" + ",".join(deck)``, lowercase hex (docs/gamelog.md)."""
     return hashlib.sha256(f"{salt}:{','.join(deck)}".encode()).hexdigest()
 
 
@@ -45,7 +46,7 @@ def shuffle(rules: RuleOptions, rng: random.Random | None = None) -> tuple[list[
     Without ``rng`` the order and the salt come from :mod:`secrets`. A seeded ``rng`` is for
     tests and simulations only: a known seed lets anyone predict the deck.
     """
-    cards = pack(rules.decks)
+    cards = pack(rules.dealing.decks)
     if rng is None:
         sysrand = secrets.SystemRandom()
         sysrand.shuffle(cards)
@@ -64,7 +65,7 @@ def parse_deck(rules: RuleOptions, deck: Sequence[str]) -> tuple[int, ...]:
     except ValueError as e:
         raise IllegalMove("invalid_deck", f"the deck holds something that is not a card: {e}") from None
     expected = [0] * KINDS
-    for k in pack(rules.decks):
+    for k in pack(rules.dealing.decks):
         expected[k] += 1
     got = [0] * KINDS
     for k in kinds:
@@ -78,7 +79,7 @@ def parse_deck(rules: RuleOptions, deck: Sequence[str]) -> tuple[int, ...]:
         if extra:
             detail.append("extra " + " ".join(extra[:6]))
         raise IllegalMove(
-            "invalid_deck", f"the deck is not the {54 * rules.decks}-card pack ({'; '.join(detail)})"
+            "invalid_deck", f"the deck is not the {CARDS_PER_DECK * rules.dealing.decks}-card pack ({'; '.join(detail)})"
         )
     return kinds
 
@@ -105,23 +106,23 @@ def deal(state: State, deck: Sequence[str], salt: str | None = None, commitment_
     dealer = (state.dealer + 1) % n
     hands = [[0] * KINDS for _ in range(n)]
     pos = 0
-    for i in range(n * rules.hand_size):
+    for i in range(n * rules.dealing.hand_size):
         hands[(dealer + 1 + i) % n][kinds[pos]] += 1
         pos += 1
 
     # R1: turn the upcard; jokers, 2s and 3s stay in the pile and another card is turned.
     pile: list[int] = []
-    frozen_by = -1
+    frozen_by = NOT_FROZEN
     while pos < len(kinds):
         card = kinds[pos]
         pos += 1
         pile.append(card)
         freezes = (
-            (IS_WILD[card] and rules.upcard_wild_freezes)
-            or (IS_RED_THREE[card] and rules.upcard_red_three_freezes)
-            or (IS_BLACK_THREE[card] and rules.upcard_black_three_freezes)
+            (IS_WILD[card] and rules.dealing.upcard_wild_freezes)
+            or (IS_RED_THREE[card] and rules.dealing.upcard_red_three_freezes)
+            or (IS_BLACK_THREE[card] and rules.dealing.upcard_black_three_freezes)
         )
-        if freezes and frozen_by < 0:
+        if freezes and frozen_by == NOT_FROZEN:
             frozen_by = card
         if not (IS_WILD[card] or RANK_OF[card] == THREE):
             break
@@ -144,14 +145,14 @@ def deal(state: State, deck: Sequence[str], salt: str | None = None, commitment_
         pile_lock=NO_SEAT,
         melds=(NO_MELDS,) * teams,
         red_threes=((),) * teams,
-        minimums=tuple(rules.opening_minimum(t) for t in state.totals),
+        minimums=tuple(rules.melding.opening_minimum(t) for t in state.totals),
         melded=(False,) * n,
         known_from_pile=((),) * n,
         first_turn_done=(False,) * n,
         penalties=(0,) * teams,
         hand_result=state.hand_result,
     )
-    if rules.dealt_red_threes == "at_once" and not rules.red_threes_optional:
+    if rules.dealing.dealt_red_threes == "at_once" and not rules.melding.red_threes_optional:
         for k in range(n):
             s = lay_red_threes(s, (dealer + 1 + k) % n)
         s = s._replace(first_turn_done=(True,) * n)

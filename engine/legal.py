@@ -17,23 +17,23 @@ from engine.cards import (
     MELD_RANKS,
     RANK_OF,
     RED_THREES,
+    SUITED_CARDS,
     THREE,
     TWO,
     parse_card,
     rank_code,
 )
-from engine.errors import IllegalMove
 from engine.melds import wild_room
-from engine.moves import apply, ask_refusal, find_take, going_out_plan, may_go_out, take_forced
+from engine.moves import accepts, ask_refusal, find_take, going_out_plan, may_go_out, take_forced
 from engine.pile import naturals_of, opening_melds, pile_refusal, pile_takes, wild_kinds
-from engine.state import State
+from engine.state import GRANTED, REFUSED, State
 
 Action = dict[str, Any]
 
 
 def _rank_sizes(hand: tuple[int, ...]) -> list[int]:
     """How many cards of each rank the hand holds (index: rank), counted once per call."""
-    return [hand[b] + hand[b + 1] + hand[b + 2] + hand[b + 3] for b in range(0, 52, 4)]
+    return [hand[b] + hand[b + 1] + hand[b + 2] + hand[b + 3] for b in range(0, SUITED_CARDS, 4)]
 
 
 def legal_actions(s: State, seat: int) -> list[Action]:
@@ -50,17 +50,8 @@ def _legal(s: State, seat: int) -> tuple[list[Action], list[Action] | None]:
     if s.phase == "draw":
         return _draw_phase(s, seat), None
     check, sure, plan = _play_phase(s, seat)
-    sure.extend(action for action in check if _accepted(s, seat, action))
+    sure.extend(action for action in check if accepts(s, seat, action))
     return sure, plan
-
-
-def _accepted(s: State, seat: int, action: Action) -> bool:
-    """Whether :func:`engine.apply` accepts ``action``: for candidates only it can judge."""
-    try:
-        apply(s, seat, action)
-    except IllegalMove:
-        return False
-    return True
 
 
 def _draw_phase(s: State, seat: int) -> list[Action]:
@@ -73,7 +64,7 @@ def _draw_phase(s: State, seat: int) -> list[Action]:
     if s.stock_size:
         out.append({"type": "draw"})
     if pile_refusal(s, seat) is None:
-        takes = [action for action in pile_takes(s, seat) if _accepted(s, seat, action)]
+        takes = [action for action in pile_takes(s, seat) if accepts(s, seat, action)]
         if not takes:
             found = find_take(s, seat)
             takes = [found] if found else []
@@ -97,8 +88,8 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
     size = sum(hand)
     going_out = may_go_out(s, seat)
 
-    bound = s.permission == 1 or s.minimum_waived  # R17/R19: the turn must end by going out
-    if bound or canasta_bound(s, seat) >= rules.canastas_to_go_out:
+    bound = s.permission == GRANTED or s.minimum_waived  # R17/R19: the turn must end by going out
+    if bound or canasta_bound(s, seat) >= rules.going_out.canastas_to_go_out:
         plan = going_out_plan(s, seat)
         if plan:
             sure.append(plan[0])
@@ -111,7 +102,7 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
     # discards: one per kind; the last card only when going out is allowed
     if size > 1 or going_out:
         for k, n in enumerate(hand):
-            if n and not (IS_RED_THREE[k] and not rules.red_threes_optional):
+            if n and not (IS_RED_THREE[k] and not rules.melding.red_threes_optional):
                 sure.append({"type": "discard", "card": CODES[k]})
 
     def put(action: Action, cards: int) -> None:
@@ -150,7 +141,7 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
         if extra:
             check.append({"type": "meld", "melds": extra})
     # R14 optional red threes: lay them
-    if rules.red_threes_optional:
+    if rules.melding.red_threes_optional:
         for k in RED_THREES:
             if hand[k]:
                 check.append({"type": "meld", "melds": [[CODES[k]]]})
@@ -177,12 +168,12 @@ def legal_summary(s: State, seat: int) -> dict[str, Any]:
         "must_answer_go_out": "answer_go_out" in by_type,
         "may_go_out": bool(s.phase == "play" and seat == s.to_act and may_go_out(s, seat)),
         "must_go_out": bool(
-            s.phase == "play" and seat == s.to_act and (s.permission == 1 or s.minimum_waived) and "discard" not in by_type
+            s.phase == "play" and seat == s.to_act and (s.permission == GRANTED or s.minimum_waived) and "discard" not in by_type
         ),
         "discards": [a["card"] for a in by_type.get("discard", ())],
         # concrete moves a client can send as they are
         "melds": melds,
-        "go_out": plan if s.permission != 0 else None,
+        "go_out": plan if s.permission != REFUSED else None,
         "opening_minimum": None if s.phase in ("deal", "over") or s.opened(team) else s.minimums[team],
         "actions": len(actions),
     }
@@ -195,7 +186,7 @@ def canasta_bound(s: State, seat: int) -> int:
     side = s.melds[rules.team_of(seat)]
     sizes = _rank_sizes(hand)
     wilds = hand[JOKER] + sizes[TWO]  # every 2 is wild
-    canasta_size, min_naturals = rules.canasta_size, rules.canasta_min_naturals
+    canasta_size, min_naturals = rules.melding.canasta_size, rules.melding.canasta_min_naturals
     bound = 0
     for rank in MELD_RANKS:
         meld = side[rank]

@@ -6,6 +6,10 @@ from engine.cards import IS_WILD, RANK_OF, THREE
 from engine.errors import IllegalMove
 from engine.rules import RuleOptions
 
+MIN_MELD = 3  # cards in the smallest meld (R5)
+BLACK_THREE_MELD_SIZES = (3, 4)  # R15: black threes meld three or four at a time
+NO_WILD_CAP = 1 << 30  # room for wilds when neither max_wilds nor wild_ratio limits it
+
 
 def meld_rank(cards: list[int]) -> int:
     """The rank a list of cards melds as: the rank of its naturals, all of which must agree."""
@@ -21,31 +25,40 @@ def check_meld(rules: RuleOptions, rank: int, naturals: int, wilds: int, new: bo
     """Raise unless ``naturals`` natural cards and ``wilds`` wilds are a valid meld of ``rank``."""
     if rank == THREE:
         raise IllegalMove("black_threes_not_allowed", "black threes can only be melded, three or four without wild cards, when going out")
-    if naturals + wilds < 3:
+    if naturals + wilds < MIN_MELD:
         raise IllegalMove("meld_too_small", "a meld needs at least three cards")
-    if naturals < rules.min_naturals:
-        raise IllegalMove("not_enough_naturals", f"a meld needs at least {rules.min_naturals} natural cards")
-    if rules.max_wilds is not None and wilds > rules.max_wilds:
-        raise IllegalMove("too_many_wilds", f"a meld may hold at most {rules.max_wilds} wild cards")
-    if rules.wild_ratio == "at_most_naturals" and wilds > naturals:
+    melding = rules.melding
+    if naturals < melding.min_naturals:
+        raise IllegalMove("not_enough_naturals", f"a meld needs at least {melding.min_naturals} natural cards")
+    if melding.max_wilds is not None and wilds > melding.max_wilds:
+        raise IllegalMove("too_many_wilds", f"a meld may hold at most {melding.max_wilds} wild cards")
+    if melding.wild_ratio == "at_most_naturals" and wilds > naturals:
         raise IllegalMove("too_many_wilds", "a meld may not hold more wild cards than natural cards")
-    if rules.wild_ratio == "fewer_than_naturals" and wilds >= naturals:
+    if melding.wild_ratio == "fewer_than_naturals" and wilds >= naturals:
         raise IllegalMove("too_many_wilds", "a meld must hold more natural cards than wild cards")
 
 
 def wild_room(rules: RuleOptions, naturals: int, wilds: int) -> int:
     """How many more wilds a meld with these counts can take."""
-    room = 10**6 if rules.max_wilds is None else rules.max_wilds - wilds
-    if rules.wild_ratio == "at_most_naturals":
+    melding = rules.melding
+    room = NO_WILD_CAP if melding.max_wilds is None else melding.max_wilds - wilds
+    if melding.wild_ratio == "at_most_naturals":
         room = min(room, naturals - wilds)
-    elif rules.wild_ratio == "fewer_than_naturals":
+    elif melding.wild_ratio == "fewer_than_naturals":
         room = min(room, naturals - 1 - wilds)
     return max(room, 0)
 
 
-def check_black_three_meld(cards: list[int]) -> None:
-    """R15: three or four black threes, nothing else."""
+def black_three_melds(rules: RuleOptions) -> tuple[int, ...]:
+    """R15: how many black threes a meld of them may hold (none where they never meld)."""
+    return BLACK_THREE_MELD_SIZES if rules.melding.black_three_meld_on_going_out else ()
+
+
+def check_black_three_meld(rules: RuleOptions, cards: list[int]) -> None:
+    """R15: three or four black threes, nothing else (when going out: the caller's check)."""
+    if not rules.melding.black_three_meld_on_going_out:
+        raise IllegalMove("black_threes_not_allowed", "black threes are never melded in this game")
     if any(IS_WILD[k] for k in cards):
         raise IllegalMove("black_threes_not_allowed", "a meld of black threes may not hold wild cards")
-    if not 3 <= len(cards) <= 4:
+    if len(cards) not in BLACK_THREE_MELD_SIZES:
         raise IllegalMove("black_threes_not_allowed", "black threes are melded three or four at a time")

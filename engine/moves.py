@@ -29,10 +29,11 @@ from engine.errors import IllegalMove
 from engine.going_out import candidate_plans
 from engine.melds import check_black_three_meld, check_meld, meld_rank
 from engine.pile import pile_frozen_for, pile_refusal, pile_to_hand, take_candidates
-from engine.state import Meld, State
+from engine.state import GRANTED, NOT_ASKED, NOT_FROZEN, REFUSED, Meld, State
 from engine.turns import begin_turn, draw_cards, end_hand, replace_at
 
 Action = dict[str, Any]
+Handler = Callable[[State, int, Action], State]  # a move's judge: the next state, or IllegalMove
 
 _FIELDS: dict[str, tuple[set[str], set[str]]] = {  # type -> (required, optional)
     "draw": (set(), set()),
@@ -66,6 +67,17 @@ def apply(state: State, seat: int, action: Action) -> State:
         raise IllegalMove("not_your_turn", f"it is seat {state.to_act}'s turn")
     new = _HANDLERS[kind](state, seat, action)
     return new._replace(moves=state.moves + 1)
+
+
+def accepts(s: State, seat: int, action: Action, handler: Handler = apply) -> bool:
+    """Whether ``handler`` accepts ``action`` for ``seat``: legality answered by trying the
+    move itself. ``handler`` is :func:`apply`, or one move's own handler where the phase and
+    the seat are known to be right (a pile take tried on the player's own turn)."""
+    try:
+        handler(s, seat, action)
+    except IllegalMove:
+        return False
+    return True
 
 
 def _check_shape(action: Any) -> str:
@@ -157,13 +169,13 @@ def _claim_hidden(unknown: list[int], cards: tuple[int, ...] | list[int]) -> boo
 
 def may_go_out(s: State, seat: int) -> bool:
     """R16/R17: the side has its canastas and the partner did not say no."""
-    return s.permission != 0 and s.canastas(s.rules.team_of(seat)) >= s.rules.canastas_to_go_out
+    return s.permission != REFUSED and s.canastas(s.rules.team_of(seat)) >= s.rules.going_out.canastas_to_go_out
 
 
 def _go_out_refusal(s: State, seat: int) -> IllegalMove:
-    if s.permission == 0:
+    if s.permission == REFUSED:
         return IllegalMove("go_out_refused", "your partner said no: you may not go out this turn")
-    need = s.rules.canastas_to_go_out
+    need = s.rules.going_out.canastas_to_go_out
     return IllegalMove(
         "not_enough_canastas",
         f"your side needs {need} canasta{'s' if need > 1 else ''} to go out; keep at least one card",
@@ -175,7 +187,7 @@ def is_concealed(s: State, seat: int) -> bool:
     rules = s.rules
     if not s.turn_canasta:
         return False
-    if rules.concealed_scope == "side":
+    if rules.going_out.concealed_scope == "side":
         team = rules.team_of(seat)
         return not any(s.melded[p] for p in range(rules.players) if rules.team_of(p) == team)
     return not s.melded[seat]
@@ -192,7 +204,7 @@ def going_out_plan(s: State, seat: int) -> list[Action] | None:
 def _proves(s: State, seat: int, plan: list[Action]) -> bool:
     # What binds the player (a "yes", a waived minimum) asks only that the plan go out; the
     # plan is applied without it, so that proving it does not ask for another plan at every move.
-    state = s._replace(permission=-1 if s.permission == 1 else s.permission, minimum_waived=False)
+    state = s._replace(permission=NOT_ASKED if s.permission == GRANTED else s.permission, minimum_waived=False)
     try:
         for action in plan:
             state = apply(state, seat, action)
@@ -211,11 +223,11 @@ def _can_still_go_out(s: State, seat: int) -> bool:
 
 def _bound_to_go_out(s: State) -> bool:
     """R17/R19: the partner said yes, or the opening minimum was waived for a concealed going out."""
-    return s.permission == 1 or s.minimum_waived
+    return s.permission == GRANTED or s.minimum_waived
 
 
 def _must_go_out(s: State, detail: str) -> IllegalMove:
-    why = "your partner said yes" if s.permission == 1 else "your side opened below its minimum to go out concealed"
+    why = "your partner said yes" if s.permission == GRANTED else "your side opened below its minimum to go out concealed"
     return IllegalMove("must_go_out", f"{why}: {detail}")
 
 
@@ -248,13 +260,13 @@ def _settle(before: State, s: State, seat: int, black_meld: bool = False) -> Sta
 def _last_card_completes(s: State, seat: int) -> bool:
     """R16: whether the one card left, added to a meld, completes the last canasta the side
     needs to go out (one card completes one canasta at most)."""
-    missing = s.rules.canastas_to_go_out - s.canastas(s.rules.team_of(seat))
-    return s.permission != 0 and missing <= 1 and going_out_plan(s, seat) is not None
+    missing = s.rules.going_out.canastas_to_go_out - s.canastas(s.rules.team_of(seat))
+    return s.permission != REFUSED and missing <= 1 and going_out_plan(s, seat) is not None
 
 
 def _minimum_waivable(s: State) -> bool:
     """R19: whether a concealed going out this turn would waive the opening minimum."""
-    waiver = s.rules.concealed_minimum
+    waiver = s.rules.going_out.concealed_minimum
     return waiver == "waived" or (waiver == "waived_after_stock_draw" and s.drawn == "stock")
 
 
@@ -285,7 +297,7 @@ def _draw(s: State, seat: int, a: Action) -> State:
         raise IllegalMove("already_drew", "you have already drawn this turn")
     if s.stock_size == 0:
         raise IllegalMove("stock_empty", "the stock is empty: take the discard pile or pass")
-    new, ends = draw_cards(s, seat, s.rules.draw_count, phase="play", drawn="stock")
+    new, ends = draw_cards(s, seat, s.rules.dealing.draw_count, phase="play", drawn="stock")
     if ends:
         return end_hand(new, "red_three_last", seat)
     return new
@@ -338,7 +350,7 @@ def _take_pile(s: State, seat: int, a: Action) -> State:
     melds[rank] = meld
     extra, black = _parse_melds(s, seat, a.get("melds", []), melds, hand, {rank}, unknown)
     for m in extra:
-        if rules.opening_from_pile == "all_melds":  # R9
+        if rules.pile.opening_from_pile == "all_melds":  # R9
             value += m.value
         canasta_now = canasta_now or m.is_canasta(rules)
         melds[m.rank] = m
@@ -353,7 +365,7 @@ def _take_pile(s: State, seat: int, a: Action) -> State:
         red_threes=replace_at(s.red_threes, team, s.red_threes[team] + tuple(laid)) if laid else s.red_threes,
         pile=(),
         pile_beside=(),
-        pile_frozen_by=-1,
+        pile_frozen_by=NOT_FROZEN,
         known_from_pile=_learn(known, seat, to_hand),
         phase="play",
         drawn="pile",
@@ -403,7 +415,7 @@ def _parse_melds(
         if rank == THREE:
             if not all(IS_BLACK_THREE[k] or IS_WILD[k] for k in cards):
                 raise IllegalMove("black_threes_not_allowed", "black threes are melded only with each other")
-            check_black_three_meld(cards)
+            check_black_three_meld(rules, cards)
             black = True
         else:
             nat = sum(1 for k in cards if not IS_WILD[k])
@@ -435,7 +447,7 @@ def _meld(s: State, seat: int, a: Action) -> State:
     red_lays = []
     rest = []
     for group in groups:
-        if isinstance(group, list) and len(group) == 1 and group[0] in ("3H", "3D") and rules.red_threes_optional:
+        if isinstance(group, list) and len(group) == 1 and group[0] in ("3H", "3D") and rules.melding.red_threes_optional:
             red_lays.append(parse_card(group[0]))
         else:
             rest.append(group)
@@ -511,7 +523,7 @@ def _discard(s: State, seat: int, a: Action) -> State:
         card = parse_card(a["card"])
     except CardError as e:
         raise IllegalMove("invalid_card", str(e)) from None
-    if IS_RED_THREE[card] and not rules.red_threes_optional:
+    if IS_RED_THREE[card] and not rules.melding.red_threes_optional:
         raise IllegalMove("cannot_discard_red_three", "red threes are laid, never discarded")
     hand = list(s.hands[seat])
     _remove(hand, [card])
@@ -520,17 +532,17 @@ def _discard(s: State, seat: int, a: Action) -> State:
         raise _go_out_refusal(s, seat)
     if left and s.minimum_waived:
         raise _must_go_out(s, "you must go out this turn")
-    if left and s.permission == 1 and going_out_plan(s, seat) is not None:
+    if left and s.permission == GRANTED and going_out_plan(s, seat) is not None:
         raise _must_go_out(s, "you must go out this turn")
     frozen_by = s.pile_frozen_by
-    if frozen_by < 0 and (
-        (IS_WILD[card] and rules.discard_wild_freezes)
-        or (IS_BLACK_THREE[card] and rules.discard_black_three_freezes)
+    if frozen_by == NOT_FROZEN and (
+        (IS_WILD[card] and rules.pile.discard_wild_freezes)
+        or (IS_BLACK_THREE[card] and rules.pile.discard_black_three_freezes)
     ):
         frozen_by = card
-    beside = IS_WILD[card] and rules.discarded_wilds == "beside_pile"  # R13: the top card stays
-    lock = seat if IS_RED_THREE[card] and rules.red_three_discard_locks_round else s.pile_lock
-    changes = {
+    beside = IS_WILD[card] and rules.pile.discarded_wilds == "beside_pile"  # R13: the top card stays
+    lock = seat if IS_RED_THREE[card] and rules.pile.red_three_discard_locks_round else s.pile_lock
+    changes: dict[str, Any] = {
         "hands": replace_at(s.hands, seat, tuple(hand)),
         "pile": s.pile if beside else s.pile + (card,),
         "pile_beside": s.pile_beside + (card,) if beside else s.pile_beside,
@@ -551,7 +563,7 @@ def ask_refusal(s: State, seat: int) -> IllegalMove | None:
         return IllegalMove("no_partner", "only players with a partner ask to go out")
     if s.asked:
         return IllegalMove("already_asked", "you have already asked this turn")
-    when = rules.ask_go_out
+    when = rules.going_out.ask_go_out
     if s.phase == "draw":
         if when != "before_melds_or_pile_take":
             return IllegalMove("ask_too_early", "ask to go out after drawing from the stock")
@@ -575,10 +587,10 @@ def _ask_go_out(s: State, seat: int, a: Action) -> State:
     rules = s.rules
     penalties = s.penalties
     if s.phase == "play" and going_out_plan(s, seat) is None:
-        if not rules.ask_unable_penalty:
+        if not rules.going_out.ask_unable_penalty:
             raise IllegalMove("cannot_go_out", "you cannot go out this turn, so you may not ask")
         team = rules.team_of(seat)
-        penalties = replace_at(penalties, team, penalties[team] + rules.ask_unable_penalty)
+        penalties = replace_at(penalties, team, penalties[team] + rules.going_out.ask_unable_penalty)
     return s._replace(phase="answer", to_act=rules.partners(seat)[0], asked=True, penalties=penalties)
 
 
@@ -587,7 +599,7 @@ def _answer_go_out(s: State, seat: int, a: Action) -> State:
     if not isinstance(yes, bool):
         raise IllegalMove("invalid_action", "yes must be true or false")
     return _stock_out(
-        s._replace(permission=1 if yes else 0, phase="draw" if s.drawn == "" else "play", to_act=s.turn)
+        s._replace(permission=GRANTED if yes else REFUSED, phase="draw" if s.drawn == "" else "play", to_act=s.turn)
     )
 
 
@@ -600,7 +612,7 @@ def _stock_out(s: State) -> State:
     take the pile (no move of theirs: ``pass`` only declines a pile that could be taken)."""
     if s.phase != "draw" or s.stock_size:
         return s
-    if s.rules.stock_out == "end" or find_take(s, s.turn) is None:
+    if s.rules.dealing.stock_out == "end" or find_take(s, s.turn) is None:
         return end_hand(s, "stock_exhausted", s.turn)
     return s
 
@@ -608,28 +620,22 @@ def _stock_out(s: State) -> State:
 def find_take(s: State, seat: int) -> Action | None:
     """A take of the pile that ``apply`` accepts for ``seat`` now, or None if there is none."""
     for action in take_candidates(s, seat):
-        if _take_accepted(s, seat, action):
+        if accepts(s, seat, action, _take_pile):
             return action
     return None
 
 
-def _take_accepted(s: State, seat: int, action: Action) -> bool:
-    try:
-        _take_pile(s, seat, action)
-    except IllegalMove:
-        return False
-    return True
 
 
 def take_forced(s: State, seat: int) -> bool:
     """R21 (play_on_forced): an unfrozen pile whose top fits a side meld must be taken."""
-    if s.rules.stock_out != "play_on_forced" or pile_refusal(s, seat) is not None:
+    if s.rules.dealing.stock_out != "play_on_forced" or pile_refusal(s, seat) is not None:
         return False
     team = s.rules.team_of(seat)
     rank = RANK_OF[s.pile[-1]]
     if pile_frozen_for(s, team) or s.melds[team][rank] is None:
         return False
-    return _take_accepted(s, seat, {"type": "take_pile", "onto": rank_code(rank)})
+    return accepts(s, seat, {"type": "take_pile", "onto": rank_code(rank)}, _take_pile)
 
 
 def _pass(s: State, seat: int, a: Action) -> State:
@@ -642,7 +648,7 @@ def _pass(s: State, seat: int, a: Action) -> State:
     return end_hand(s, "stock_exhausted", seat)
 
 
-_HANDLERS: dict[str, Callable[[State, int, Action], State]] = {
+_HANDLERS: dict[str, Handler] = {
     "draw": _draw,
     "take_pile": _take_pile,
     "meld": _meld,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.cards import (
     BLACK_THREES,
@@ -31,13 +31,12 @@ from engine.cards import (
 )
 from engine.errors import IllegalMove
 from engine.going_out import may_empty
-from engine.melds import wild_room
+from engine.melds import MIN_MELD, black_three_melds, wild_room
 from engine.rules import RuleOptions
-from engine.state import Meld, State
+from engine.state import NO_SEAT, NOT_FROZEN, REFUSED, Meld, State
 
 Action = dict[str, Any]
 Side = tuple[Meld | None, ...]
-MIN_MELD = 3  # cards in the smallest meld (R5)
 SAFE_TO_KEEP = 2  # cards a take can leave in hand without having to go out this turn (R16)
 
 
@@ -48,7 +47,7 @@ def pile_refusal(s: State, seat: int) -> IllegalMove | None:
     top = s.pile[-1]
     if IS_WILD[top] or RANK_OF[top] == THREE:
         return IllegalMove("pile_top_untakeable", f"the pile cannot be taken while {CODES[top]} is on top")
-    if s.pile_lock >= 0:
+    if s.pile_lock != NO_SEAT:
         return IllegalMove("pile_locked", f"a discarded red three locks the pile until seat {s.pile_lock}'s turn")
     if len(s.pile) == 1 and s.hand_size(seat) == 1:
         return IllegalMove("pile_single_card", "with one card in hand you may not take a pile of one card")
@@ -56,7 +55,27 @@ def pile_refusal(s: State, seat: int) -> IllegalMove | None:
 
 
 def pile_frozen_for(s: State, team: int) -> bool:
-    return s.pile_frozen_by >= 0 or not s.opened(team)
+    return s.pile_frozen_by != NOT_FROZEN or not s.opened(team)
+
+
+class _Offer(NamedTuple):
+    """The pile as one seat may take it: what both lists of takes start from."""
+
+    team: int
+    hand: tuple[int, ...]
+    side: Side
+    top: int
+    rank: int  # the top card's
+    frozen: bool  # for the seat's side (R11)
+
+
+def _offer(s: State, seat: int) -> _Offer | None:
+    """What ``seat`` would take the pile with, or None if it may not take it now."""
+    if pile_refusal(s, seat) is not None:
+        return None
+    team = s.rules.team_of(seat)
+    top = s.pile[-1]
+    return _Offer(team, s.hands[seat], s.melds[team], top, RANK_OF[top], pile_frozen_for(s, team))
 
 
 def pile_to_hand(s: State) -> tuple[list[int], list[int]]:
@@ -64,7 +83,7 @@ def pile_to_hand(s: State) -> tuple[list[int], list[int]]:
     pile and the wilds beside it, R13) and the red threes laid for the side (R4 "laid")."""
     to_hand: list[int] = []
     laid: list[int] = []
-    keep_red = s.rules.pile_red_threes == "to_hand"
+    keep_red = s.rules.pile.pile_red_threes == "to_hand"
     for k in s.pile[:-1]:
         (laid if IS_RED_THREE[k] and not keep_red else to_hand).append(k)
     to_hand.extend(s.pile_beside)
@@ -78,15 +97,11 @@ def pile_takes(s: State, seat: int) -> list[Action]:
     """A few natural ways to take: onto the side's meld, with a natural pair, with every natural
     of the rank, with a natural and a wild. An unopened side adds what its minimum needs: other
     melds from hand, or (R9 "pile_meld_alone") wilds in the pile meld itself."""
-    if pile_refusal(s, seat) is not None:
+    offer = _offer(s, seat)
+    if offer is None:
         return []
     rules = s.rules
-    team = rules.team_of(seat)
-    hand = s.hands[seat]
-    side = s.melds[team]
-    top = s.pile[-1]
-    rank = RANK_OF[top]
-    frozen = pile_frozen_for(s, team)
+    team, hand, side, top, rank, frozen = offer
     nat = naturals_of(hand, rank)
     wilds = wild_kinds(hand)
     out: list[Action] = []
@@ -107,7 +122,7 @@ def pile_takes(s: State, seat: int) -> list[Action]:
             rest = list(hand)
             for k in w:
                 rest[k] -= 1
-            if rules.opening_from_pile == "pile_meld_alone":
+            if rules.pile.opening_from_pile == "pile_meld_alone":
                 more = _wilds_worth(rules, side[rank], w, rest, short)
                 if more is None:
                     continue
@@ -164,8 +179,8 @@ def opening_melds(s: State, seat: int, hand: tuple[int, ...], need: int, exclude
             value = sum(VALUE[k] for m in melds for k in m)
             for m in melds:  # add wilds (jokers first) until the minimum is met
                 while value < need and pool:
-                    nat = sum(1 for k in m if not IS_WILD[k])
-                    if wild_room(rules, nat, len(m) - nat) <= 0:
+                    naturals = sum(1 for k in m if not IS_WILD[k])
+                    if wild_room(rules, naturals, len(m) - naturals) <= 0:
                         break
                     k = pool.pop(0)
                     m.append(k)
@@ -192,16 +207,12 @@ def take_candidates(s: State, seat: int) -> Iterator[Action]:
     allow); and where the take could empty the hand, other melds that lay all of it but at
     most one card. A take that meets neither the minimum nor a possible waiver is not tried.
     """
-    if pile_refusal(s, seat) is not None:
+    offer = _offer(s, seat)
+    if offer is None:
         return
     rules = s.rules
-    team = rules.team_of(seat)
-    hand = s.hands[seat]
-    side = s.melds[team]
-    top = s.pile[-1]
-    rank = RANK_OF[top]
+    team, hand, side, top, rank, frozen = offer
     old = side[rank]
-    frozen = pile_frozen_for(s, team)
     if old is not None and not frozen:
         yield {"type": "take_pile", "onto": rank_code(rank)}
     nat = naturals_of(hand, rank)
@@ -209,8 +220,8 @@ def take_candidates(s: State, seat: int) -> Iterator[Action]:
         return
     opened = s.opened(team)
     need = 0 if opened else s.minimums[team]
-    count_other_melds = rules.opening_from_pile == "all_melds"
-    waiver = not opened and rules.concealed_minimum == "waived" and _could_go_out_after(s, seat)
+    count_other_melds = rules.pile.opening_from_pile == "all_melds"
+    waiver = not opened and rules.going_out.concealed_minimum == "waived" and _could_go_out_after(s, seat)
     if not (opened or waiver) and _best_value(s, seat, count_other_melds) < need:
         return
     coming = len(pile_to_hand(s)[0])
@@ -236,7 +247,7 @@ def take_candidates(s: State, seat: int) -> Iterator[Action]:
 
 def _could_go_out_after(s: State, seat: int) -> bool:
     """Whether, counted by rank, a take could still lead to going out this turn (R19 waiver)."""
-    if s.permission == 0:
+    if s.permission == REFUSED:
         return False
     team = s.rules.team_of(seat)
     rank = RANK_OF[s.pile[-1]]
@@ -245,7 +256,7 @@ def _could_go_out_after(s: State, seat: int) -> bool:
         after[k] += 1
     side = list(s.melds[team])
     side[rank] = side[rank] or Meld.of(rank, [s.pile[-1]])
-    return may_empty(after, tuple(side))
+    return may_empty(s.rules, after, tuple(side))
 
 
 def _best_value(s: State, seat: int, count_other_melds: bool) -> int:
@@ -279,7 +290,7 @@ def _pile_meld_shapes(rules: RuleOptions, old: Meld | None, frozen: bool, nat: l
             for t in range(min(len(twos), room - j) + 1):
                 if a + j + t == 0:
                     continue
-                if old is None and (naturals + j + t < MIN_MELD or naturals < rules.min_naturals):
+                if old is None and (naturals + j + t < MIN_MELD or naturals < rules.melding.min_naturals):
                     continue
                 yield nat[:a] + jokers[:j] + twos[:t]
 
@@ -324,7 +335,7 @@ def _richest(rules: RuleOptions, side: Side, hand: list[int], rank: int) -> list
         if r == rank or side[r] is not None:
             continue
         nat = naturals_of(tuple(hand), r)
-        if len(nat) >= rules.min_naturals and MIN_MELD - len(nat) <= wild_room(rules, len(nat), 0):
+        if len(nat) >= rules.melding.min_naturals and MIN_MELD - len(nat) <= wild_room(rules, len(nat), 0):
             groups.append(nat)
     pool = wild_list(tuple(hand))  # the most valuable first
     ready = [g for g in groups if len(g) >= MIN_MELD]
@@ -364,14 +375,14 @@ def _lay_all(rules: RuleOptions, side: Side, hand: list[int], rank: int) -> list
     if any(hand[k] for k in RED_THREES):
         return None
     blacks = [k for k in BLACK_THREES for _ in range(hand[k])]
-    if len(blacks) not in (0, 3, 4):
+    if blacks and len(blacks) not in black_three_melds(rules):
         return None
     melds: list[list[int]] = []
     for r in MELD_RANKS:
         nat = naturals_of(tuple(hand), r)
         if not nat:
             continue
-        if r == rank or side[r] is not None or len(nat) < rules.min_naturals:
+        if r == rank or side[r] is not None or len(nat) < rules.melding.min_naturals:
             return None
         melds.append(nat)
     pool = wild_list(tuple(hand))
@@ -381,12 +392,12 @@ def _lay_all(rules: RuleOptions, side: Side, hand: list[int], rank: int) -> list
                 return None
             m.append(pool.pop())
     short = sorted(
-        (m for m in melds if len(m) < rules.canasta_size and len(m) - _wilds(m) >= rules.canasta_min_naturals),
+        (m for m in melds if len(m) < rules.melding.canasta_size and len(m) - _wilds(m) >= rules.melding.canasta_min_naturals),
         key=len,
         reverse=True,
     )
     for m in short:
-        missing = rules.canasta_size - len(m)
+        missing = rules.melding.canasta_size - len(m)
         if missing <= min(len(pool), wild_room(rules, len(m) - _wilds(m), _wilds(m))):
             m.extend(pool.pop() for _ in range(missing))
     for m in melds:

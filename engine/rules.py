@@ -1,97 +1,160 @@
-"""Rule options: one frozen object per game, named presets, house-rule overrides.
+"""Rule options: one frozen object per game, in five groups; named presets; house rules.
 
 Every rule point R1-R23 of docs/rules.md where the rule texts differ is an option here. The
 engine reads options, never preset names: a preset is only a bundle of values, chosen per
-player count.
+player count. In code the options are grouped as the game goes (``rules.dealing``,
+``rules.melding``, ``rules.pile``, ``rules.going_out``, ``rules.scoring``; the seating stays
+on ``rules`` itself); on the wire (API bodies, views, log headers, presets, house rules) they
+are one flat object, option name -> value, as they always were.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from engine.cards import CARDS_PER_DECK
 
 
 class RulesError(ValueError):
     """A preset name, an option or a combination of options that cannot be played."""
 
 
-@dataclass(frozen=True, slots=True)
-class RuleOptions:
-    """The resolved rule system of one game. Field comments name the matrix row."""
+# The values a choice may take. A choice with one value is a rule every seed agrees on that the
+# engine plays only one way: other values are refused (``_ONE_WAY`` says why).
+TeamSize = Literal[1, 2, 3]  # 1: each alone; 2: partners; 3: two teams of three (six players)
+Decks = Literal[2, 3]  # 2: 108 cards; 3: 162 cards
+DrawCount = Literal[1, 2]
+DealtRedThrees = Literal["at_once", "first_turn"]
+StockOut = Literal["play_on_forced", "play_on_optional", "end"]
+MinNaturals = Literal[2]
+WildRatio = Literal["any", "at_most_naturals", "fewer_than_naturals"]
+PileRedThrees = Literal["laid", "to_hand"]
+OpeningFromPile = Literal["all_melds", "pile_meld_alone"]
+DiscardedWilds = Literal["on_pile", "beside_pile"]
+AskGoOut = Literal["after_stock_draw_before_melds", "after_stock_draw_before_discard", "before_melds_or_pile_take"]
+ConcealedScope = Literal["player", "side"]
+ConcealedMinimum = Literal["applies", "waived", "waived_after_stock_draw"]
+OnlyTrue = Literal[True]
 
-    preset: str = "classic"
-    players: int = 4
-    team_size: int = 2  # 1: each alone; 2: partners; 3: two teams of three (six players)
-    decks: int = 2  # 2: 108 cards; 3: 162 cards
+MIN_PLAYERS, MAX_PLAYERS = 2, 6
+MIN_TEAMS = 2
+MIN_STOCK = 20  # cards a deal must leave for the stock and the upcard
+MIN_CANASTA_SIZE = 3  # a canasta is at least a meld (R5, R7)
+
+
+@dataclass(frozen=True, slots=True)
+class Dealing:
+    """The pack, the deal and the upcard, drawing from the stock and its end (R1-R3, R21, R23)."""
+
+    decks: Decks = 2
     hand_size: int = 11
-    draw_count: int = 1
-    target_score: int = 5000
+    draw_count: DrawCount = 1
     # R1: the upcard sequence. Jokers, 2s and 3s are always turned over; these say which freeze.
     upcard_wild_freezes: bool = True
     upcard_red_three_freezes: bool = True
     upcard_black_three_freezes: bool = True
     # R2: dealt red threes are replaced "at_once" after the deal, or at each seat's "first_turn".
-    dealt_red_threes: str = "at_once"
     # R3 is the same everywhere: drawn red threes are laid and replaced.
-    # R4: red threes in a taken pile are "laid" for the side (not replaced) or go "to_hand"
-    # with the rest of the pile (then laid, kept or discarded as R14 allows).
-    pile_red_threes: str = "laid"
+    dealt_red_threes: DealtRedThrees = "at_once"
+    # R21: an exhausted stock: play on with taking the pile forced or optional, or the hand ends
+    stock_out: StockOut = "play_on_forced"
+    last_red_three_ends: bool = True  # R21: the last stock card a red three ends the hand
+    lone_last_card_completes_draw: OnlyTrue = True  # R23
+
+
+@dataclass(frozen=True, slots=True)
+class Melding:
+    """What a meld and a canasta are, the opening minimum, which threes meld (R5-R8, R14, R15)."""
+
     # R5: meld composition.
-    min_naturals: int = 2
+    min_naturals: MinNaturals = 2
     max_wilds: int | None = 3  # None: no cap
-    wild_ratio: str = "any"  # "any" | "at_most_naturals" | "fewer_than_naturals"
-    # R6
-    one_meld_per_rank: bool = True
+    wild_ratio: WildRatio = "any"
+    one_meld_per_rank: OnlyTrue = True  # R6
     # R7
     canasta_size: int = 7
     canasta_min_naturals: int = 4
-    natural_canasta_bonus: int = 500
-    mixed_canasta_bonus: int = 300
     # R8: (threshold, minimum) pairs, highest threshold first; below all: the negative minimum.
     opening_minimums: tuple[tuple[int, int], ...] = ((3000, 120), (1500, 90), (0, 50))
     negative_opening_minimum: int = 15
+    red_threes_optional: bool = False  # R14: a red 3 may be kept in hand, laid later or discarded
+    black_three_meld_on_going_out: bool = True  # R15; False: black threes never meld
+
+    def opening_minimum(self, total: int) -> int:
+        """R8: the side's total at the start of the hand decides its opening minimum."""
+        if total < 0:
+            return self.negative_opening_minimum
+        for threshold, minimum in self.opening_minimums:
+            if total >= threshold:
+                return minimum
+        return self.opening_minimums[-1][1]
+
+
+@dataclass(frozen=True, slots=True)
+class Pile:
+    """Taking the discard pile, and what a discard does to it (R4, R9, R11, R13)."""
+
+    # R4: red threes in a taken pile are "laid" for the side (not replaced) or go "to_hand"
+    # with the rest of the pile (then laid, kept or discarded as R14 allows).
+    pile_red_threes: PileRedThrees = "laid"
     # R9: before opening, what a pile take counts toward the minimum: "all_melds" (the meld
     # made with the top card and the action's other melds) or "pile_meld_alone".
-    opening_from_pile: str = "all_melds"
-    # R10/R12 are the same everywhere (see docs/rules.md).
-    # R11: what freezes the discard pile.
+    opening_from_pile: OpeningFromPile = "all_melds"
+    # R10/R12 are the same everywhere (see docs/rules.md). R11: what freezes the pile.
     discard_wild_freezes: bool = True
     discard_black_three_freezes: bool = True  # False: it only blocks the next player (R13)
     red_three_discard_locks_round: bool = False  # a discarded red 3 locks the pile for a round
     # R13: a discarded joker or 2 goes "on_pile", or "beside_pile": the card under it stays the
     # top card, and the wild (freezing the pile) goes with the pile to whoever takes it.
-    discarded_wilds: str = "on_pile"
-    # R14
-    red_threes_optional: bool = False  # True: a red 3 may be kept in hand and discarded
-    # R15
-    black_three_meld_on_going_out: bool = True
-    # R16
-    canastas_to_go_out: int = 1
-    # R17: when "may I go out?" may be asked: "after_stock_draw_before_melds",
-    # "after_stock_draw_before_discard" or "before_melds_or_pile_take" (before or after the
-    # draw); the penalty when asking while unable
-    ask_go_out: str = "after_stock_draw_before_melds"
+    discarded_wilds: DiscardedWilds = "on_pile"
+
+
+@dataclass(frozen=True, slots=True)
+class GoingOut:
+    """Going out, asking the partner, going out concealed (R16, R17, R19)."""
+
+    canastas_to_go_out: int = 1  # R16
+    # R17: when "may I go out?" may be asked; the penalty when asking while unable
+    ask_go_out: AskGoOut = "after_stock_draw_before_melds"
     ask_unable_penalty: int = 0  # 0: asking while unable is an illegal move
-    # R18
-    going_out_bonus: int = 100
-    concealed_going_out_bonus: int = 200
-    hidden_canasta_bonus: int = 0
     # R19: "player" (the player melded nothing before) or "side" (neither partner did);
     # the opening minimum when going out concealed: "applies", "waived" (after a stock draw or
     # a pile take) or "waived_after_stock_draw"
-    concealed_scope: str = "player"
-    concealed_minimum: str = "applies"
-    # R20
-    red_three_bonus: int = 100
+    concealed_scope: ConcealedScope = "player"
+    concealed_minimum: ConcealedMinimum = "applies"
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """What a hand scores and when the game ends (R7, R18, R20, R22)."""
+
+    target_score: int = 5000
+    natural_canasta_bonus: int = 500  # R7
+    mixed_canasta_bonus: int = 300
+    going_out_bonus: int = 100  # R18
+    concealed_going_out_bonus: int = 200
+    hidden_canasta_bonus: int = 0
+    red_three_bonus: int = 100  # R20
     red_three_all_bonus: int | None = 800  # all four to one side; None: no extra
     red_three_unopened: int | None = None  # per card without a meld; None: the bonus negated
-    # R21: "play_on_forced" | "play_on_optional" | "end"
-    stock_out: str = "play_on_forced"
-    last_red_three_ends: bool = True
-    # R22
-    red_three_in_hand_penalty: int = 0
-    # R23
-    lone_last_card_completes_draw: bool = True
+    red_three_in_hand_penalty: int = 0  # R22
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOptions:
+    """The resolved rule system of one game: the seating, and the rules in their groups."""
+
+    preset: str = "classic"
+    players: int = 4
+    team_size: TeamSize = 2
+    dealing: Dealing = Dealing()
+    melding: Melding = Melding()
+    pile: Pile = Pile()
+    going_out: GoingOut = GoingOut()
+    scoring: Scoring = Scoring()
 
     # -- derived ------------------------------------------------------------------------
     @property
@@ -106,45 +169,89 @@ class RuleOptions:
         n = self.players
         return tuple((seat + k) % n for k in range(1, n) if self.team_of((seat + k) % n) == self.team_of(seat))
 
-    def opening_minimum(self, total: int) -> int:
-        """R8: the side's total at the start of the hand decides its opening minimum."""
-        if total < 0:
-            return self.negative_opening_minimum
-        for threshold, minimum in self.opening_minimums:
-            if total >= threshold:
-                return minimum
-        return self.opening_minimums[-1][1]
-
+    # -- the wire: one flat object ------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["opening_minimums"] = [list(p) for p in self.opening_minimums]
+        """Option name -> value, JSON-ready: what API bodies, views and log headers carry."""
+        d = self._flat()
+        d["opening_minimums"] = [list(p) for p in self.melding.opening_minimums]
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RuleOptions:
+    def from_dict(cls, data: Mapping[str, Any]) -> RuleOptions:
         """Exact inverse of :meth:`to_dict`; validates every value."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise RulesError(f"unknown rule option(s): {', '.join(unknown)}")
-        values = {k: _coerce(k, v) for k, v in data.items()}
-        options = cls(**values)
+        _check_known(data)
+        options = _build({k: _coerce(k, v) for k, v in data.items()})
         validate(options)
         return options
 
+    def with_values(self, values: Mapping[str, Any]) -> RuleOptions:
+        """A copy with some options (flat names, values of their types) changed; not validated."""
+        return _build({**self._flat(), **values})
 
-OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RuleOptions))
-_FIELD_TYPES = {f.name: f.type for f in fields(RuleOptions)}
-_CHOICES = {
-    "dealt_red_threes": ("at_once", "first_turn"),
-    "wild_ratio": ("any", "at_most_naturals", "fewer_than_naturals"),
-    "pile_red_threes": ("laid", "to_hand"),
-    "opening_from_pile": ("all_melds", "pile_meld_alone"),
-    "discarded_wilds": ("on_pile", "beside_pile"),
-    "ask_go_out": ("after_stock_draw_before_melds", "after_stock_draw_before_discard", "before_melds_or_pile_take"),
-    "concealed_scope": ("player", "side"),
-    "concealed_minimum": ("applies", "waived", "waived_after_stock_draw"),
-    "stock_out": ("play_on_forced", "play_on_optional", "end"),
+    def _flat(self) -> dict[str, Any]:
+        flat = {name: getattr(self, name) for name in SEATING}
+        for group, names in _GROUP_OPTIONS.items():
+            part = getattr(self, group)
+            flat.update((name, getattr(part, name)) for name in names)
+        return flat
+
+
+SEATING: tuple[str, ...] = ("preset", "players", "team_size")
+GROUPS: dict[str, type] = {
+    "dealing": Dealing, "melding": Melding, "pile": Pile, "going_out": GoingOut, "scoring": Scoring,
+}
+_GROUP_OPTIONS: dict[str, tuple[str, ...]] = {g: tuple(f.name for f in fields(c)) for g, c in GROUPS.items()}
+# Every option's flat name (the wire's), the seating first, then the groups in order.
+OPTION_NAMES: tuple[str, ...] = SEATING + tuple(n for names in _GROUP_OPTIONS.values() for n in names)
+GROUP_OF: dict[str, str] = {n: g for g, names in _GROUP_OPTIONS.items() for n in names}
+
+
+def _build(values: Mapping[str, Any]) -> RuleOptions:
+    """Options from flat values (missing ones take the defaults); not validated."""
+    parts = {g: cls(**{n: values[n] for n in _GROUP_OPTIONS[g] if n in values}) for g, cls in GROUPS.items()}
+    return RuleOptions(**{n: values[n] for n in SEATING if n in values}, **parts)
+
+
+def _check_known(data: Mapping[str, Any]) -> None:
+    unknown = sorted(set(data) - set(OPTION_NAMES))
+    if unknown:
+        raise RulesError(f"unknown rule option(s): {', '.join(unknown)}")
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What values an option takes, read from its type: bool, int or str, maybe None, maybe a
+    fixed set of choices."""
+
+    base: type
+    nullable: bool = False
+    choices: tuple[Any, ...] = ()
+
+
+def _kind(hint: Any) -> _Kind:
+    args = get_args(hint)
+    if get_origin(hint) in (Union, UnionType):
+        (inner,) = [a for a in args if a is not type(None)]
+        kind = _kind(inner)
+        return _Kind(kind.base, nullable=True, choices=kind.choices)
+    if get_origin(hint) is Literal:
+        return _Kind(type(args[0]), choices=args)
+    return _Kind(hint)
+
+
+_KINDS: dict[str, _Kind] = {
+    name: _kind(hint)
+    for cls in (RuleOptions, *GROUPS.values())
+    for name, hint in get_type_hints(cls).items()
+    if name in OPTION_NAMES
+}
+_CHOICES: dict[str, tuple[Any, ...]] = {n: k.choices for n, k in _KINDS.items() if k.choices}
+# Why a choice has one value (its other values are refused).
+_ONE_WAY = {
+    "min_naturals": "a meld needs two natural cards in every seed (R5), and the engine's move "
+                    "search builds melds from two naturals and a wild",
+    "one_meld_per_rank": "every seed allows one meld per rank (R6)",
+    "lone_last_card_completes_draw": "no seed makes a lone last card an incomplete draw (R23)",
 }
 # Values earlier versions wrote (in stored games and log headers), read as what they meant.
 _FORMER_VALUES = {
@@ -157,18 +264,18 @@ _FORMER_VALUES = {
 
 def _coerce(name: str, value: Any) -> Any:
     """Turn a JSON or command-line value into the option's type, or say why not."""
-    kind = _FIELD_TYPES[name]
+    kind = _KINDS[name]
     if name == "opening_minimums":
         try:
             pairs = tuple((int(a), int(b)) for a, b in value)
         except (TypeError, ValueError):
             raise RulesError("opening_minimums must be a list of [threshold, minimum] pairs") from None
         return tuple(sorted(pairs, reverse=True))
-    if isinstance(value, str) and kind != "str":
+    if isinstance(value, str) and kind.base is not str:
         text = value.strip().lower()
-        if text in ("none", "null") and "None" in kind:
+        if text in ("none", "null") and kind.nullable:
             return None
-        if kind == "bool":
+        if kind.base is bool:
             if text in ("true", "yes", "1", "on"):
                 return True
             if text in ("false", "no", "0", "off"):
@@ -178,16 +285,16 @@ def _coerce(name: str, value: Any) -> Any:
             return int(text)
         except ValueError:
             raise RulesError(f"{name} must be a whole number, not {value!r}") from None
-    if kind == "bool":
+    if kind.base is bool:
         if not isinstance(value, bool):
             raise RulesError(f"{name} must be true or false")
         return value
-    if kind == "str":
+    if kind.base is str:
         if not isinstance(value, str):
             raise RulesError(f"{name} must be a string")
         return _FORMER_VALUES.get(name, {}).get(value, value)
     if value is None:
-        if "None" not in kind:
+        if not kind.nullable:
             raise RulesError(f"{name} may not be null")
         return None
     if isinstance(value, bool) or not isinstance(value, int):
@@ -195,60 +302,78 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
+def _value_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def validate(o: RuleOptions) -> None:
-    """Reject contradictory or unsupported combinations, naming the options involved."""
+    """Reject values and combinations the engine cannot play, naming the options involved."""
+    flat = o.to_dict()
     for name, choices in _CHOICES.items():
-        if getattr(o, name) not in choices:
-            raise RulesError(f"{name} must be one of {', '.join(choices)}, not {getattr(o, name)!r}")
+        if flat[name] not in choices:
+            if name in _ONE_WAY:
+                raise RulesError(f"{name} {_value_text(flat[name])} is not supported: {_ONE_WAY[name]}")
+            raise RulesError(
+                f"{name} must be one of {', '.join(map(_value_text, choices))}, not {_value_text(flat[name])}"
+            )
     if o.preset not in PRESETS:
         raise RulesError(f"unknown preset {o.preset!r}")
-    if not 2 <= o.players <= 6:
-        raise RulesError("players must be between 2 and 6")
-    if o.team_size not in (1, 2, 3) or o.players % o.team_size or o.players // o.team_size < 2:
+    if not MIN_PLAYERS <= o.players <= MAX_PLAYERS:
+        raise RulesError(f"players must be between {MIN_PLAYERS} and {MAX_PLAYERS}")
+    if o.players % o.team_size or o.players // o.team_size < MIN_TEAMS:
         raise RulesError(f"team_size {o.team_size} does not divide players {o.players} into two or more teams")
-    if o.decks not in (2, 3):
-        raise RulesError("decks must be 2 or 3")
-    if o.draw_count not in (1, 2):
-        raise RulesError("draw_count must be 1 or 2")
-    pack = 54 * o.decks
-    if o.hand_size < 1 or o.players * o.hand_size > pack - 20:
-        raise RulesError(
-            f"hand_size {o.hand_size} for players {o.players} leaves fewer than 20 of the {pack} cards (decks {o.decks})"
-        )
-    if o.min_naturals < 2:
-        raise RulesError("min_naturals below 2 is not supported (a meld needs two natural cards, R5)")
-    if o.max_wilds is not None and o.max_wilds < 0:
-        raise RulesError("max_wilds must be null or at least 0")
-    if o.max_wilds is None and o.wild_ratio == "any":
-        raise RulesError("max_wilds null (no cap) needs wild_ratio at_most_naturals or fewer_than_naturals")
-    if not o.one_meld_per_rank:
-        raise RulesError("one_meld_per_rank false is not supported: every seed allows one meld per rank (R6)")
-    if o.canasta_size < 3 or o.canasta_min_naturals < 2 or o.canasta_min_naturals > o.canasta_size:
-        raise RulesError("canasta_size and canasta_min_naturals are inconsistent")
-    if not o.opening_minimums:
-        raise RulesError("opening_minimums needs at least one [threshold, minimum] pair (R8)")
-    if o.canastas_to_go_out < 1:
+    _validate_dealing(o)
+    _validate_melding(o.melding)
+    _validate_red_threes(o)
+    if o.pile.discarded_wilds == "beside_pile" and not o.pile.discard_wild_freezes:
+        raise RulesError("discarded_wilds beside_pile needs discard_wild_freezes: the wild beside the pile marks its freeze")
+    if o.going_out.canastas_to_go_out < 1:
         raise RulesError("canastas_to_go_out must be at least 1")
-    if o.red_three_discard_locks_round and not o.red_threes_optional:
+    if o.going_out.ask_unable_penalty < 0:
+        raise RulesError("ask_unable_penalty must not be negative")
+    if o.scoring.target_score < 1:
+        raise RulesError("target_score must be positive")
+    if o.scoring.concealed_going_out_bonus < o.scoring.going_out_bonus:
+        raise RulesError("concealed_going_out_bonus must be at least going_out_bonus")
+
+
+def _validate_dealing(o: RuleOptions) -> None:
+    pack = CARDS_PER_DECK * o.dealing.decks
+    if o.dealing.hand_size < 1 or o.players * o.dealing.hand_size > pack - MIN_STOCK:
+        raise RulesError(
+            f"hand_size {o.dealing.hand_size} for players {o.players} leaves fewer than {MIN_STOCK} of the "
+            f"{pack} cards (decks {o.dealing.decks})"
+        )
+
+
+def _validate_melding(m: Melding) -> None:
+    if m.max_wilds is not None and m.max_wilds < 0:
+        raise RulesError("max_wilds must be null or at least 0")
+    if m.max_wilds is None and m.wild_ratio == "any":
+        raise RulesError("max_wilds null (no cap) needs wild_ratio at_most_naturals or fewer_than_naturals")
+    if m.canasta_size < MIN_CANASTA_SIZE or m.canasta_min_naturals < m.min_naturals or m.canasta_min_naturals > m.canasta_size:
+        raise RulesError("canasta_size and canasta_min_naturals are inconsistent")
+    if not m.opening_minimums:
+        raise RulesError("opening_minimums needs at least one [threshold, minimum] pair (R8)")
+
+
+def _validate_red_threes(o: RuleOptions) -> None:
+    optional = o.melding.red_threes_optional
+    if o.pile.red_three_discard_locks_round and not optional:
         raise RulesError(
             "red_three_discard_locks_round needs red_threes_optional: a red 3 can only be discarded when laying it is optional"
         )
-    if o.pile_red_threes == "to_hand" and not o.red_threes_optional:
+    if o.pile.pile_red_threes == "to_hand" and not optional:
         raise RulesError(
             "pile_red_threes to_hand needs red_threes_optional: a red 3 in hand must be one the player may lay or discard"
         )
-    if o.discarded_wilds == "beside_pile" and not o.discard_wild_freezes:
-        raise RulesError("discarded_wilds beside_pile needs discard_wild_freezes: the wild beside the pile marks its freeze")
-    if o.ask_unable_penalty < 0:
-        raise RulesError("ask_unable_penalty must not be negative")
-    if o.last_red_three_ends and o.red_threes_optional:
+    if o.dealing.last_red_three_ends and optional:
         raise RulesError("last_red_three_ends needs red threes laid automatically (red_threes_optional false)")
-    if not o.lone_last_card_completes_draw:
-        raise RulesError("lone_last_card_completes_draw false is not supported: no seed makes a lone last card an incomplete draw (R23)")
-    if o.target_score < 1:
-        raise RulesError("target_score must be positive")
-    if o.concealed_going_out_bonus < o.going_out_bonus:
-        raise RulesError("concealed_going_out_bonus must be at least going_out_bonus")
+    if not o.dealing.last_red_three_ends and not optional:
+        raise RulesError(
+            "last_red_three_ends false needs red_threes_optional: a last stock card that is a red 3, laid at "
+            "once with nothing to replace it, can leave the player one card and no move"
+        )
 
 
 # -- presets ------------------------------------------------------------------------------
@@ -316,8 +441,7 @@ class Preset:
         if n not in self.by_players:
             counts = ", ".join(str(k) for k in sorted(self.by_players))
             raise RulesError(f"preset {self.name} is played by {counts} players, not {n}")
-        values = {**self.base, **self.by_players[n], "preset": self.name, "players": n}
-        return RuleOptions(**values)
+        return _build({**self.base, **self.by_players[n], "preset": self.name, "players": n})
 
 
 _PARTNERS = dict(team_size=2, hand_size=11, draw_count=1, canastas_to_go_out=1)
@@ -372,9 +496,7 @@ def resolve(preset: str, players: int | None = None, overrides: dict[str, Any] |
             raise RulesError("players given twice with different values")
         players = value
     base = PRESETS[preset].options(players)
-    unknown = sorted(set(overrides) - set(OPTION_NAMES))
-    if unknown:
-        raise RulesError(f"unknown rule option(s): {', '.join(unknown)}")
+    _check_known(overrides)
     values = {k: _coerce(k, v) for k, v in overrides.items()}
     if preset == "norwegian" and "team_size" in values and "canastas_to_go_out" not in values:
         # R16 (seed 004): partners need two canastas, players alone one.
@@ -382,7 +504,7 @@ def resolve(preset: str, players: int | None = None, overrides: dict[str, Any] |
     if preset == "norwegian" and "team_size" in values and "hand_size" not in values:
         # seed 004: partners are dealt 11 cards, players alone 13.
         values["hand_size"] = 11 if values["team_size"] > 1 else 13
-    options = replace(base, **values)
+    options = base.with_values(values)
     validate(options)
     return options
 

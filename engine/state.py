@@ -18,6 +18,9 @@ from engine.rules import RuleOptions
 
 PHASES = ("deal", "draw", "play", "answer", "over")
 NO_SEAT = -1
+NOT_FROZEN = -1  # State.pile_frozen_by when no card froze the pile
+# State.permission: the partner's answer to "may I go out?" this turn (R17)
+NOT_ASKED, REFUSED, GRANTED = -1, 0, 1
 
 
 class Meld(NamedTuple):
@@ -42,7 +45,7 @@ class Meld(NamedTuple):
         return sum(VALUE[k] for k in self.cards)
 
     def is_canasta(self, rules: RuleOptions) -> bool:
-        return self.reaches(rules.canasta_size, rules.canasta_min_naturals)
+        return self.reaches(rules.melding.canasta_size, rules.melding.canasta_min_naturals)
 
     def reaches(self, canasta_size: int, min_naturals: int) -> bool:
         """A canasta by these measures (the rules' ``canasta_size``, ``canasta_min_naturals``)."""
@@ -76,7 +79,7 @@ class State(NamedTuple):
     hands: tuple[tuple[int, ...], ...] = ()
     pile: tuple[int, ...] = ()  # bottom first
     pile_beside: tuple[int, ...] = ()  # R13 "beside_pile": discarded wilds laid beside the pile
-    pile_frozen_by: int = -1  # the kind that froze the pile until taken, or -1
+    pile_frozen_by: int = NOT_FROZEN  # the kind that froze the pile until taken
     pile_lock: int = NO_SEAT  # a red 3 discarder: nobody takes the pile before their turn
     melds: tuple[tuple[Meld | None, ...], ...] = ()  # per team
     red_threes: tuple[tuple[int, ...], ...] = ()  # per team, kinds in the order laid
@@ -90,7 +93,7 @@ class State(NamedTuple):
     penalties: tuple[int, ...] = ()  # per team, this hand (positive numbers)
     # (turn)
     drawn: str = ""  # "", "stock" or "pile"
-    permission: int = -1  # -1 not asked, 0 no, 1 yes
+    permission: int = NOT_ASKED  # or REFUSED, GRANTED
     asked: bool = False
     turn_melded: bool = False
     turn_canasta: bool = False
@@ -124,7 +127,7 @@ class State(NamedTuple):
 
     def canastas(self, team: int) -> int:
         rules = self.rules
-        size, naturals = rules.canasta_size, rules.canasta_min_naturals
+        size, naturals = rules.melding.canasta_size, rules.melding.canasta_min_naturals
         return sum(
             1 for m in self.melds[team] if m is not None and len(m.cards) >= size and m.naturals >= naturals
         )
@@ -144,22 +147,13 @@ class State(NamedTuple):
         data = {
             "v": 1,
             "rules": _rules_out(self.rules) if rules else None,
-            "phase": self.phase,
-            "to_act": self.to_act,
-            "turn": self.turn,
-            "hand_no": self.hand_no,
-            "dealer": self.dealer,
+            **{name: getattr(self, name) for name in _PLAIN},
             "totals": list(self.totals),
-            "moves": self.moves,
             "deck": _deck_out(self.deck),
-            "salt": self.salt,
-            "commitment": self.commitment,
-            "stock_pos": self.stock_pos,
             "hands": [_hand_out(h) for h in self.hands],
             "pile": [CODES[k] for k in self.pile],
             "pile_beside": [CODES[k] for k in self.pile_beside],
-            "pile_frozen_by": CODES[self.pile_frozen_by] if self.pile_frozen_by >= 0 else None,
-            "pile_lock": self.pile_lock,
+            "pile_frozen_by": CODES[self.pile_frozen_by] if self.pile_frozen_by != NOT_FROZEN else None,
             "melds": [
                 [[m.rank, [CODES[k] for k in m.cards], m.hidden] for m in side if m is not None]
                 for side in self.melds
@@ -170,11 +164,6 @@ class State(NamedTuple):
             "known_from_pile": [[CODES[k] for k in known] for known in self.known_from_pile],
             "first_turn_done": list(self.first_turn_done),
             "penalties": list(self.penalties),
-            "drawn": self.drawn,
-            "permission": self.permission,
-            "asked": self.asked,
-            "turn_melded": self.turn_melded,
-            "turn_canasta": self.turn_canasta,
             "minimum_waived": self.minimum_waived,
             "hand_result": result_copy(self.hand_result),
             "game_result": result_copy(self.game_result),
@@ -200,22 +189,13 @@ class State(NamedTuple):
         known = d.get("known_from_pile") or [[] for _ in hands]
         return cls(
             rules=_rules_in(d["rules"]),
-            phase=d["phase"],
-            to_act=d["to_act"],
-            turn=d["turn"],
-            hand_no=d["hand_no"],
-            dealer=d["dealer"],
+            **{name: d[name] for name in _PLAIN},
             totals=tuple(d["totals"]),
-            moves=d["moves"],
             deck=_deck_in(d["deck"]),
-            salt=d["salt"],
-            commitment=d["commitment"],
-            stock_pos=d["stock_pos"],
             hands=hands,
             pile=tuple(parse_card(c) for c in d["pile"]),
             pile_beside=tuple(parse_card(c) for c in d.get("pile_beside", ())),
-            pile_frozen_by=parse_card(frozen) if frozen else -1,
-            pile_lock=d["pile_lock"],
+            pile_frozen_by=parse_card(frozen) if frozen else NOT_FROZEN,
             melds=tuple(melds),
             red_threes=tuple(tuple(parse_card(c) for c in r) for r in d["red_threes"]),
             minimums=tuple(d["minimums"]),
@@ -223,17 +203,16 @@ class State(NamedTuple):
             known_from_pile=tuple(tuple(parse_card(c) for c in cards) for cards in known),
             first_turn_done=tuple(d["first_turn_done"]),
             penalties=tuple(d["penalties"]),
-            drawn=d["drawn"],
-            permission=d["permission"],
-            asked=d["asked"],
-            turn_melded=d["turn_melded"],
-            turn_canasta=d["turn_canasta"],
             minimum_waived=d.get("minimum_waived", False),
             hand_result=result_copy(d["hand_result"]),
             game_result=result_copy(d["game_result"]),
         )
 
 
+# The fields whose JSON is their value as it is (numbers, strings, booleans): written and read
+# by name, the same way both ways. The others each have their own form in to_json/from_json.
+_PLAIN = ("phase", "to_act", "turn", "hand_no", "dealer", "moves", "salt", "commitment", "stock_pos", "pile_lock",
+          "drawn", "permission", "asked", "turn_melded", "turn_canasta")
 _INDEX = {name: i for i, name in enumerate(State._fields)}
 _new_tuple = tuple.__new__
 
@@ -246,7 +225,9 @@ def _replace(self: State, **changes: Any) -> State:
     return _new_tuple(State, values)
 
 
-State._replace = _replace  # type: ignore[method-assign]
+# A NamedTuple may not define _replace in its body; setattr installs the faster one (it takes
+# the same keywords, so the types mypy gives ``State._replace`` stay true).
+setattr(State, "_replace", _replace)  # noqa: B010
 
 
 @lru_cache(maxsize=64)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from engine.cards import IS_RED_THREE, RED_THREES
 from engine.scoring import score_hand
-from engine.state import NO_SEAT, State
+from engine.state import NO_SEAT, NOT_ASKED, State
+
+T = TypeVar("T")
 
 
-def replace_at(values: tuple, index: int, value: object) -> tuple:
+def replace_at(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
     return values[:index] + (value,) + values[index + 1:]
 
 
-def begin_turn(s: State, seat: int, **changes: object) -> State:
+def begin_turn(s: State, seat: int, **changes: Any) -> State:
     """Start ``seat``'s turn: clear the turn flags, lift a lock it set, lay dealt red threes (R2).
 
     ``changes`` are applied in the same copy (the move that ended the previous turn). Whether
@@ -24,7 +28,7 @@ def begin_turn(s: State, seat: int, **changes: object) -> State:
         turn=seat,
         to_act=seat,
         drawn="",
-        permission=-1,
+        permission=NOT_ASKED,
         asked=False,
         turn_melded=False,
         turn_canasta=False,
@@ -33,7 +37,7 @@ def begin_turn(s: State, seat: int, **changes: object) -> State:
         pile_lock=NO_SEAT if lock == seat else lock,
     )
     if not s.first_turn_done[seat]:
-        s = lay_red_threes(s, seat) if not rules.red_threes_optional else s
+        s = lay_red_threes(s, seat) if not rules.melding.red_threes_optional else s
         s = s._replace(first_turn_done=replace_at(s.first_turn_done, seat, True))
     return s
 
@@ -64,7 +68,7 @@ def lay_red_threes(s: State, seat: int) -> State:
     )
 
 
-def draw_cards(s: State, seat: int, count: int, **changes: object) -> tuple[State, bool]:
+def draw_cards(s: State, seat: int, count: int, **changes: Any) -> tuple[State, bool]:
     """Draw ``count`` cards (R3: red threes laid and replaced; R23: a lone last card will do).
 
     Returns the new state (with ``changes`` applied in the same copy) and whether the hand
@@ -78,9 +82,9 @@ def draw_cards(s: State, seat: int, count: int, **changes: object) -> tuple[Stat
     while need and pos < len(deck):
         card = deck[pos]
         pos += 1
-        if IS_RED_THREE[card] and not rules.red_threes_optional:
+        if IS_RED_THREE[card] and not rules.melding.red_threes_optional:
             laid.append(card)
-            if pos >= len(deck) and rules.last_red_three_ends:
+            if pos >= len(deck) and rules.dealing.last_red_three_ends:
                 ends = True
                 break
             continue
@@ -99,7 +103,7 @@ def end_hand(s: State, reason: str, by: int, concealed: bool = False) -> State:
     totals = tuple(row["total"] for row in scores)
     result = {"hand_end": s.hand_no, "reason": reason, "by": by, "scores": scores}
     s = s._replace(totals=totals, hand_result=result, to_act=NO_SEAT, phase="deal")
-    if max(totals) >= rules.target_score:
+    if max(totals) >= rules.scoring.target_score:
         best = max(totals)
         leaders = [t for t, total in enumerate(totals) if total == best]
         winner = leaders[0] if len(leaders) == 1 else None

@@ -1,10 +1,12 @@
 """What each seat, and a spectator, may see: plain JSON-ready data.
 
-A seat sees its own hand; everybody sees the melds, red threes, the pile's top card and
-size (and the card that froze it, and the wilds laid beside the pile), the stock's size and
-every hand's size. Nobody sees
-another hand, the stock, or the cards under the pile's top (players may remember discards,
-but the service does not remind them). The deck is revealed only by the game log.
+A seat sees its own hand; everybody sees the melds, red threes, the pile (every card in it,
+bottom first: each was laid face up, as an upcard or a discard; the card that froze it, and
+the wilds laid beside it), the cards each seat is known to hold because it took them with the
+pile (``known_from_pile``), the stock's size and every hand's size. A player with a perfect
+memory knows all of that from the table; the view says it so that every seat, person or bot,
+plays on the same footing. Nobody sees another hand's other cards or the stock. The deck is
+revealed only by the game log.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from engine.cards import CODES, RANKS, hand_codes
-from engine.state import Meld, State, result_copy
+from engine.state import GRANTED, NO_SEAT, NOT_ASKED, NOT_FROZEN, REFUSED, Meld, State, result_copy
 
 # A meld's public face: rank code, card codes, naturals, wilds, canasta kind (or None).
 MeldFace = tuple[str, tuple[str, ...], int, int, str | None]
@@ -38,7 +40,7 @@ def _melds(s: State, team: int) -> list[dict[str, Any]]:
     return [
         {"rank": rank, "cards": list(cards), "naturals": naturals, "wilds": wilds, "canasta": canasta}
         for rank, cards, naturals, wilds, canasta in _side_faces(
-            s.melds[team], rules.canasta_size, rules.canasta_min_naturals
+            s.melds[team], rules.melding.canasta_size, rules.melding.canasta_min_naturals
         )
     ]
 
@@ -56,26 +58,27 @@ def pile_view(s: State) -> dict[str, Any]:
     """The pile as the table sees it. A wild laid beside the pile (R13 "beside_pile") freezes it
     without covering the top card: ``frozen_by`` names it and ``beside`` lists every such wild,
     all of which go with the pile to whoever takes it."""
-    reasons = []
-    if s.pile_frozen_by >= 0:
+    reasons: list[dict[str, Any]] = []
+    if s.pile_frozen_by != NOT_FROZEN:
         where = "wild_beside_pile" if s.pile_frozen_by in s.pile_beside else "frozen_by_card"
         reasons.append({"reason": where, "card": CODES[s.pile_frozen_by]})
-    if s.pile_lock >= 0:
+    if s.pile_lock != NO_SEAT:
         reasons.append({"reason": "locked_by_red_three", "until_seat": s.pile_lock})
     return {
         "top": CODES[s.pile[-1]] if s.pile else None,
         "size": len(s.pile),
+        "cards": [CODES[k] for k in s.pile],  # bottom first: all were laid face up
         "beside": [CODES[k] for k in s.pile_beside],
-        "frozen_by": CODES[s.pile_frozen_by] if s.pile_frozen_by >= 0 else None,
-        "locked_until_seat": s.pile_lock if s.pile_lock >= 0 else None,
+        "frozen_by": CODES[s.pile_frozen_by] if s.pile_frozen_by != NOT_FROZEN else None,
+        "locked_until_seat": s.pile_lock if s.pile_lock != NO_SEAT else None,
         "frozen_for_teams": [
-            t for t in range(s.rules.teams) if s.pile_frozen_by >= 0 or (s.melds and not s.opened(t))
+            t for t in range(s.rules.teams) if s.pile_frozen_by != NOT_FROZEN or (s.melds and not s.opened(t))
         ],
         "reasons": reasons,
     }
 
 
-_PERMISSION = {-1: None, 0: False, 1: True}  # State.permission -> the view's answer
+_PERMISSION = {NOT_ASKED: None, REFUSED: False, GRANTED: True}  # State.permission -> the view's answer
 
 
 def public_view(s: State) -> dict[str, Any]:
@@ -93,6 +96,8 @@ def public_view(s: State) -> dict[str, Any]:
         "teams": _team_seats(s),
         "totals": list(s.totals),
         "hand_sizes": [sum(h) for h in s.hands],
+        # per seat: cards the table saw it take with the pile and not yet meld or discard (R18)
+        "known_from_pile": [[CODES[k] for k in known] for known in s.known_from_pile],
         "stock_size": s.stock_size if s.hands else 0,
         "pile": pile_view(s),
         "melds": [_melds(s, t) for t in range(rules.teams)] if s.melds else [],

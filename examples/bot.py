@@ -25,8 +25,8 @@ def choose(view: dict) -> dict:
         return legal["take_pile"][0]
     if view["phase"] == "play" and legal["melds"]:
         return legal["melds"][0]
-    for rank in legal["add_ranks"]:
-        naturals = [card for card in hand if card[0] == rank]
+    for rank in legal["add_ranks"]:  # keep two cards: one to discard, one left (going out is above)
+        naturals = [card for card in hand if card[0] == rank][: len(hand) - 2]
         if naturals:
             return {"type": "add", "rank": rank, "cards": naturals}
     return plainest(legal, hand)

@@ -46,9 +46,9 @@ def _parser(more_commands: Sequence[AddCommand] = ()) -> argparse.ArgumentParser
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     v = sub.add_parser("validate", help="rebuild each game with the engine and check every line",
-                       description="Rebuild each game with the engine and check every line (shared/spec/gamelog.md, Validation).",
+                       description="Rebuild each game with the engine and check every line (docs/gamelog.md, Validation).",
                        epilog="Exit status: 0 every file valid (unfinished games included), 1 a file is invalid, "
-                              "2 a file cannot be read. Reason codes: replay/validate.py, replay/reader.py, "
+                              "2 a file cannot be read. Reason codes: docs/gamelog.md, "
                               "docs/reason-codes.md.")
     v.add_argument("paths", nargs="+", metavar="PATH", help="a .jsonl file, a directory (its *.jsonl, recursively) or - for stdin")
     v.add_argument("--json", action="store_true", help="one JSON object per file")

@@ -1,4 +1,4 @@
-"""Writing game log v1 lines (shared/spec/gamelog.md)."""
+"""Writing game log v1 lines (the format: docs/gamelog.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading game log v1 (shared/spec/gamelog.md): bytes -> typed lines, or :class:`Unreadable`.
+"""Reading game log v1 (docs/gamelog.md): bytes -> typed lines, or :class:`Unreadable`.
 
 This module decides whether a file *is* a game log: UTF-8 JSON Lines, a ``canasta-log/1``
 header first, and every other line one of the known kinds with its fields of the right
@@ -6,23 +6,11 @@ JSON types. Whether the log is *right* (legal moves, matching scores) is
 :mod:`replay.validate`'s job. Keeping the two apart is what gives ``canasta replay
 validate`` its exit codes: 2 for a file that cannot be read, 1 for one that is wrong.
 
-Fields a reader does not know are ignored (gamelog.md), and so are blank lines. Optional
+Fields a reader does not know are ignored (docs/gamelog.md), and so are blank lines. Optional
 fields (the hand-written form) are read as ``None`` by the validator.
 
-Unreadable reason codes (stable):
-
-=======================  =====================================================================
-``io_error``             the file cannot be opened or read
-``not_utf8``             the bytes are not UTF-8
-``not_json``             a line is not JSON
-``truncated``            the last line stops in the middle (no newline, not complete JSON)
-``number_too_large``     a number beyond +-2**53 (or infinite) where the format has a number
-``wrong_type``           a line is not an object, or a known field has the wrong JSON type
-``missing_field``        a line lacks a field its kind needs (``move`` lacks ``seat``, ...)
-``missing_header``       the first line is not a header (or the file is empty)
-``unsupported_version``  the header's ``log`` is not ``canasta-log/1``
-``unknown_line``         an object that is none of the line kinds
-=======================  =====================================================================
+The reason codes of :class:`Unreadable` are stable; docs/gamelog.md ("Reading") lists and
+explains them (tests/replay/test_replay_gamelog_doc.py keeps that list complete).
 """
 
 from __future__ import annotations

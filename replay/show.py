@@ -7,6 +7,7 @@ interprets rules.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import engine
@@ -112,12 +113,12 @@ def _legal(legal: dict[str, Any]) -> str:
 
 def _scores(rows: list[dict[str, Any]]) -> list[str]:
     fields = ("melds", "canasta_bonus", "red_threes", "going_out", "penalties", "in_hand", "hand_total", "total")
-    table = [("team", *fields)]
+    table: list[tuple[str, ...]] = [("team", *fields)]
     table += [(str(r["team"]), *(str(r[f]) for f in fields)) for r in rows]
     return _table(table, right=True)
 
 
-def _table(rows: list[tuple[str, ...]], right: bool = False) -> list[str]:
+def _table(rows: Sequence[Sequence[str]], right: bool = False) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for r in rows:

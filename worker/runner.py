@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 import bots
-from api.botqueue import ANY_VERSION, DISCARD, BotKeys, discard_awaiting, discard_command
+from api.botqueue import ANY_VERSION, DISCARD, BotKeys, discard_awaiting, discard_command, games_of
 from api.config import Settings
 from api.keys import Keys
 from api.service import Game, MoveRequest, apply_move, game_from_record
@@ -47,11 +47,19 @@ def settings_for(prefix: str) -> Settings:
 
 
 def store_for(redis: Any, prefix: str) -> Store:
+    """The store of the games of the bot queue on ``redis`` (:func:`api.botqueue.games_of`)."""
     key = (id(redis), prefix)
     s = _stores.get(key)
-    if s is None or s.redis is not redis:
-        s = _stores[key] = Store.for_settings(redis, settings_for(prefix))
+    if s is None or s.queue is not redis:
+        s = _stores[key] = Store.for_settings(games_of(redis), settings_for(prefix), queue=redis)
     return s
+
+
+def seat_budget_ms(game: Game, seat: int, default: float) -> float:
+    """The thinking time of the bot at ``seat``: the seat's own ``budget_ms`` (set when the
+    seat was handed to the bot, checked by the service), else the worker's default."""
+    budget = game.meta["seats"][seat].get("budget_ms")
+    return float(budget) if budget is not None else default
 
 
 def bot_to_act(game: Game | None) -> str | None:
@@ -65,7 +73,8 @@ def bot_to_act(game: Game | None) -> str | None:
 
 
 class BotRun:
-    """Plays one game's bots for one job; holds the game's lease while it plays."""
+    """Plays one game's bots for one job; holds the game's lease while it plays. ``redis``:
+    the bot queue's client (the games' is paired with it: :func:`api.botqueue.games_of`)."""
 
     def __init__(self, redis: Any, cfg: WorkerConfig, game_id: str, token: str) -> None:
         self.redis = redis
@@ -73,7 +82,7 @@ class BotRun:
         self.game_id = game_id
         self.store = store_for(redis, cfg.prefix)
         self.settings = settings_for(cfg.prefix)
-        self.lease = Lease(redis, BotKeys(cfg.prefix).lease(game_id), token, cfg.lease_ms)
+        self.lease = Lease(self.store.redis, BotKeys(cfg.prefix).lease(game_id), token, cfg.lease_ms)
         self.state_key = Keys(cfg.prefix).state(game_id)
         self.moves = 0
         self.illegal = 0
@@ -116,8 +125,11 @@ class BotRun:
             # round trip when no bot is to act in it (a removal at this version never hides
             # a newer wait: the awaiting set's scores only grow).
             settled = game is not None and bot_to_act(game) is None
-            also = (discard_command(self.cfg.prefix, self.game_id, game.version),) if settled and game else ()
-            current, _ = self.lease.release_and_version(self.state_key, *also, scripts=(DISCARD,))
+            together = self.store.redis is self.redis  # the awaiting set is on the games' server
+            also = (discard_command(self.cfg.prefix, self.game_id, game.version),) if settled and game and together else ()
+            current, _ = self.lease.release_and_version(self.state_key, *also, scripts=(DISCARD,) if also else ())
+            if settled and game is not None and not together:
+                discard_awaiting(self.redis, self.cfg.prefix, self.game_id, game.version)
             if game is None or current != game.version:
                 game = self.load()
                 settled = False
@@ -171,7 +183,7 @@ class BotRun:
         assert game.state is not None
         rng = random.Random(f"{self.game_id}:{game.version}:{seat}")
         try:
-            return bots.choose(name, game.state, seat, rng, self.cfg.budget_ms)
+            return bots.choose(name, game.state, seat, rng, seat_budget_ms(game, seat, self.cfg.budget_ms))
         except Exception:  # noqa: BLE001 - a bot bug must not stall a game: play a legal move
             log.exception("bot %s failed in game %s v%s; playing random", name, self.game_id, game.version)
             return bots.choose("random", game.state, seat, rng)

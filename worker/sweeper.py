@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from api.botqueue import ANY_VERSION, BotKeys, discard_awaiting
+from api.botqueue import ANY_VERSION, BotKeys, discard_awaiting, games_of
 from api.keys import Keys
 from api.service import game_from_record
 from api.store import Record
@@ -36,8 +36,10 @@ def _record(version: Any, meta: Any, state: Any) -> Record | None:
 
 
 def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
-    """One pass over the awaiting set; counts of what was found (``awaiting``, ``leased``, ...)."""
+    """One pass over the awaiting set; counts of what was found (``awaiting``, ``leased``, ...).
+    ``redis``: the bot queue's client (the games': :func:`api.botqueue.games_of`)."""
     keys, api_keys = BotKeys(cfg.prefix), Keys(cfg.prefix)
+    games_redis = games_of(redis)
     counts: Counter[str] = Counter()
     start = 0
     while True:
@@ -46,7 +48,7 @@ def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
             break
         start += len(members)
         games = [m.decode() if isinstance(m, bytes) else m for m, _ in members]
-        with redis.pipeline(transaction=False) as pipe:
+        with games_redis.pipeline(transaction=False) as pipe:
             for g in games:
                 pipe.exists(keys.lease(g))
                 pipe.hmget(api_keys.state(g), "version", "meta", "state")
@@ -69,14 +71,16 @@ def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
 
 
 def deep_sweep(redis: Any, cfg: WorkerConfig) -> int:
-    """Scan every game of the prefix; put the ones where a bot is to act in the awaiting set."""
+    """Scan every game of the prefix (every primary of a cluster); put the ones where a bot is
+    to act in the awaiting set."""
     api_keys = Keys(cfg.prefix)
+    games_redis = games_of(redis)
     found = 0
     pattern = api_keys.state("*")  # "<prefix>:{*}:state": braces are literal in a SCAN match
-    for key in redis.scan_iter(match=pattern, count=SCAN_COUNT):
+    for key in games_redis.scan_iter(match=pattern, count=SCAN_COUNT):
         k = key.decode() if isinstance(key, bytes) else key
         game_id = k[k.index("{") + 1:k.index("}")]
-        record = _record(*redis.hmget(k, "version", "meta", "state"))
+        record = _record(*games_redis.hmget(k, "version", "meta", "state"))
         if record is None or record.meta.get("status") != "playing":
             continue
         game = game_from_record(game_id, record)

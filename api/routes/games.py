@@ -6,6 +6,7 @@ from flask import Blueprint, Response, request, url_for
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
+import bots
 from api import service
 from api.errors import ApiError
 from api.http import (
@@ -71,7 +72,7 @@ def seat_to_bot(game_id: str, seat: int) -> Response:
     token = bearer_token()
     body = json_body(_bot)
     c = ctx()
-    view, version = service.assign_bot(c.store, c.settings, game_id, seat, body["bot"], token)
+    view, version = service.assign_bot(c.store, c.settings, game_id, seat, body["bot"], token, body.get("budget_ms"))
     return json_response(view, headers={"ETag": etag(version)})
 
 
@@ -139,7 +140,7 @@ def _post_move(game_id: str, token: str, cached: service.Game | None) -> Respons
 def get_hint(game_id: str) -> Response:
     check_game_id(game_id)
     token = bearer_token()
-    bot = request.args.get("bot", "greedy")
+    bot = request.args.get("bot", bots.DEFAULT_BOT)
     if bot not in BOTS:
         raise ApiError(400, "invalid_parameter", f"bot is one of {', '.join(BOTS)}.")
     c = ctx()

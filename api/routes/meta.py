@@ -1,4 +1,4 @@
-"""Rules, health, readiness and the OpenAPI document."""
+"""Rules, bots, health, readiness and the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import importlib.resources
 
 from flask import Blueprint, Response, request
 
+import bots
 import engine
 from api.errors import ApiError
 from api.http import ctx, json_response
@@ -40,9 +41,23 @@ def get_rules(preset: str) -> Response:
     return json_response({**summary[preset], "rules": rules.to_dict()})
 
 
+@bp.get("/bots")
+def list_bots() -> Response:
+    """The bot levels, weakest first, each with a sentence, and the budget a seat may set."""
+    low, high = bots.BUDGET_LIMITS_MS
+    default = ctx().settings.bot_budget_ms
+    levels = [
+        {"name": name, "description": bots.LEVELS[name], "default": name == bots.DEFAULT_BOT,
+         "budget_ms": {"default": default, "min": low, "max": high} if name in bots.BUDGETED else None}
+        for name in bots.NAMES
+    ]
+    return json_response({"bots": levels})
+
+
 @bp.get("/healthz")
 def healthz() -> Response:
-    return json_response({"status": "ok"}, headers={"Cache-Control": "no-store"})
+    failures = ctx().rate_limiter_failures.value
+    return json_response({"status": "ok", "rate_limiter_failures": failures}, headers={"Cache-Control": "no-store"})
 
 
 @bp.get("/readyz")

@@ -94,9 +94,11 @@ def cards_in(value: Any) -> Counter[str]:
 
 
 def public_cards(s: engine.State) -> Counter[str]:
-    """Melds, red threes, the whole pile and the wilds beside it: what anyone may see (or may
-    have seen)."""
+    """Melds, red threes, the whole pile and the wilds beside it, the cards each seat took with
+    the pile and still holds: what anyone may see (or may have seen)."""
     out: Counter[str] = Counter(CODES[k] for k in s.pile + s.pile_beside)
+    for known in s.known_from_pile:
+        out.update(CODES[k] for k in known)
     for side in s.melds:
         for m in side:
             if m is not None:

@@ -14,12 +14,12 @@ from typing import Any
 
 import orjson
 import pytest
-import redis
 import requests
 from api_players import candidates
 from api_servers import api_server
 
 from api.client import NO_RETRY, ApiProblem, Client
+from api.redis_io import connect, is_cluster
 
 PING = 0.3
 
@@ -162,8 +162,9 @@ def test_stream_limits_refuse_with_429_and_a_gone_client_gives_its_stream_back(b
         assert (refused.value.status, refused.value.code) == (429, "too_many_streams")
         # one subscription per game in the process, however many listen
         channel = f"{key_prefix}:{{{game_id}}}:wake"
-        client = redis.Redis.from_url(redis_url)
-        assert client.pubsub_shardnumsub(channel)[0][1] == 1
+        client = connect(redis_url)
+        on_node = {"target_nodes": client.get_node_from_key(channel)} if is_cluster(client) else {}
+        assert client.pubsub_shardnumsub(channel, **on_node)[0][1] == 1
         client.close()
         held[0].response.close()  # the client goes away: its stream is given back at once
         wait_for(lambda: requests.get(f"{base}/games/{game_id}/events?after={last}&wait=0.1", timeout=5,

@@ -96,5 +96,7 @@ def test_the_expert_thinks_within_its_budget(redis_url: str, key_prefix: str) ->
         r = hint(c, t, 0, "expert")
         timings[budget] = time.perf_counter() - start
         assert r.status_code == 200, r.get_json()
-    assert timings[1000] >= 1.0  # it thought for the whole budget
+    # it thought for the whole budget, but for the last sampled world, which would have ended
+    # past it (the expert stops when the next world would overrun: its budget holds on average)
+    assert timings[1000] >= 0.8
     assert timings[20] < 1.0  # and much less with a short one (a second to spare for a busy machine)

@@ -2,8 +2,8 @@
 cannot see.
 
 For a seat S, two games are dealt (through the service, from decks this test chooses) whose
-decks differ only in places S cannot see: the other hands, the stock, and the cards under
-the pile's top. Both are played in lockstep: at each step the seat to act plays an action
+decks differ only in places S cannot see: the other hands and the stock (the pile is public:
+every card in it was turned or discarded face up). Both are played in lockstep: at each step the seat to act plays an action
 legal in both games (S's legal actions must be the same in both: it is asserted). Before
 every step S asks the service everything it can ask, through the functions the HTTP
 handlers call: its view, a dry run of each of its legal actions and of a few illegal ones,
@@ -42,7 +42,7 @@ from api.service_errors import ServiceError
 from api.store import Store
 from bots import NAMES as BOTS
 from bots import Budget
-from engine.cards import CODES, IS_RED_THREE, IS_WILD, RANK_OF, THREE
+from engine.cards import CODES, IS_RED_THREE
 
 SALT = "5" * 32  # both decks of an example are committed with this salt
 HINT_BUDGET = Budget(ms=60_000, rollouts=8)  # a cap, not the clock: the expert is repeatable
@@ -54,46 +54,37 @@ FIRST_TURN_RED_THREES = {"finnish", "bicycle", "finnish-2p", "finnish-3p"}  # de
 
 # -- what S is entitled to know --------------------------------------------------------------
 def entitled(s: engine.State, seat: int) -> tuple[Any, ...]:
-    """Everything ``seat`` may know of ``s``: its hand, the table (melds, red threes, the pile's
-    top and size and freeze, the wilds beside it, the stock's size, the hands' sizes, the cards
-    everyone saw a seat take with the pile) and the turn's facts. Not the other hands, the
-    stock, or the cards under the pile's top."""
+    """Everything ``seat`` may know of ``s``: its hand, the table (melds, red threes, the whole
+    pile (each card was laid face up) and its freeze, the wilds beside it, the stock's size,
+    the hands' sizes, the cards everyone saw a seat take with the pile) and the turn's facts.
+    Not the other hands' other cards, nor the stock."""
     return (s.phase, s.hand_no, s.dealer, s.to_act, s.turn, s.moves, s.totals, s.hands[seat],
-            tuple(sum(h) for h in s.hands), s.stock_size, s.pile[-1:], len(s.pile), s.pile_frozen_by,
+            tuple(sum(h) for h in s.hands), s.stock_size, s.pile, s.pile_beside, s.known_from_pile,
+            s.pile_frozen_by,
             s.pile_lock, s.melds, s.red_threes, s.minimums, s.melded, s.first_turn_done, s.penalties,
             s.drawn, s.permission, s.asked, s.turn_melded, s.turn_canasta)
 
 
 # -- the two decks -------------------------------------------------------------------------
-def hidden_positions(rules: engine.RuleOptions, deck: list[str], seat: int) -> tuple[list[int], set[int]]:
-    """Deck positions ``seat`` cannot see once dealt, and which of them lie under the pile's
-    top. ``engine.deal`` gives card i to seat i % players (the last seat deals the first
-    hand), then turns the upcards; the rest is the stock."""
+def hidden_positions(rules: engine.RuleOptions, deck: list[str], seat: int) -> list[int]:
+    """Deck positions ``seat`` cannot see once dealt. ``engine.deal`` gives card i to seat
+    i % players (the last seat deals the first hand), then turns the upcards face up (R1: all
+    of them, also those that stay under the top); the rest is the stock."""
     state = engine.deal(engine.new_game(rules), deck, SALT)
-    dealt = rules.players * rules.hand_size
-    pile_under = set(range(dealt, state.stock_pos - 1))
+    dealt = rules.players * rules.dealing.hand_size
     others = [i for i in range(dealt) if i % rules.players != seat]
-    return others + sorted(pile_under) + list(range(state.stock_pos, len(deck))), pile_under
-
-
-def _stays_put(card: str) -> bool:
-    """A wild or a three turned as an upcard stays in the pile and another card is turned."""
-    k = engine.parse_card(card)
-    return IS_WILD[k] or RANK_OF[k] == THREE
+    return others + list(range(state.stock_pos, len(deck)))
 
 
 def other_deck(rules: engine.RuleOptions, deck: list[str], seat: int, swaps: list[tuple[int, int]],
                move_red_threes: bool) -> list[str]:
-    """``deck`` with pairs of hidden positions swapped. A card under the pile's top is swapped
-    only with one that would also stay in the pile (the deal turns the same number of
-    upcards); red threes move only when ``move_red_threes``."""
-    hidden, pile_under = hidden_positions(rules, deck, seat)
+    """``deck`` with pairs of hidden positions swapped; red threes move only when
+    ``move_red_threes``."""
+    hidden = hidden_positions(rules, deck, seat)
     out = list(deck)
     for a, b in swaps:
         i, j = hidden[a % len(hidden)], hidden[b % len(hidden)]
         if not move_red_threes and (IS_RED_THREE[engine.parse_card(out[i])] or IS_RED_THREE[engine.parse_card(out[j])]):
-            continue
-        if (i in pile_under or j in pile_under) and _stays_put(out[i]) != _stays_put(out[j]):
             continue
         out[i], out[j] = out[j], out[i]
     return out
@@ -232,7 +223,7 @@ def twin_decks(draw: st.DrawFn) -> tuple[str, int, int, list[str], list[str]]:
                  label="swaps")
     move_reds = preset in FIRST_TURN_RED_THREES and draw(st.booleans(), label="move red threes")
     if draw(st.booleans(), label="swap the next stock card"):  # what a dry-run draw would show
-        hidden, _ = hidden_positions(rules, deck, seat)
+        hidden = hidden_positions(rules, deck, seat)
         stock_top = engine.deal(engine.new_game(rules), deck, SALT).stock_pos
         swaps.insert(0, (hidden.index(stock_top), swaps[0][1]))
     other = other_deck(rules, deck, seat, swaps, move_reds)

@@ -37,13 +37,19 @@ def positions(preset: str, count: int, seed: int) -> list[tuple[State, int]]:
 def permute_hidden(s: State, seat: int, rng: random.Random) -> State:
     """The same position with the cards ``seat`` cannot see dealt again among the same places.
 
-    Red threes stay where they are (where they may be is itself visible: laid at once)."""
+    Public cards stay: the pile (all laid face up) and the cards a seat is known to hold
+    because it took them with the pile. Red threes stay where they are (where they may be is
+    itself visible: laid at once)."""
     places: list[list[int]] = []
+    kept: dict[int, list[int]] = {}
     for p in range(s.rules.players):
         if p != seat:
-            places.append([k for k in range(KINDS) for _ in range(s.hands[p][k])])
+            hidden = list(s.hands[p])
+            for k in s.known_from_pile[p]:
+                hidden[k] -= 1
+            kept[p] = list(s.known_from_pile[p])
+            places.append([k for k in range(KINDS) for _ in range(hidden[k])])
     places.append(list(s.deck[s.stock_pos:]))
-    places.append(list(s.pile[:-1]))
     pool = [k for place in places for k in place if not IS_RED_THREE[k]]
     rng.shuffle(pool)
     it = iter(pool)
@@ -53,13 +59,11 @@ def permute_hidden(s: State, seat: int, rng: random.Random) -> State:
     for p in range(s.rules.players):
         if p != seat:
             counts = [0] * KINDS
-            for k in new[i]:
+            for k in new[i] + kept[p]:
                 counts[k] += 1
             hands[p] = tuple(counts)
             i += 1
-    stock, under = new[i], new[i + 1]
-    return s._replace(hands=tuple(hands), deck=tuple(s.deck[:s.stock_pos]) + tuple(stock),
-                      pile=tuple(under) + s.pile[-1:])
+    return s._replace(hands=tuple(hands), deck=tuple(s.deck[:s.stock_pos]) + tuple(new[i]))
 
 
 @pytest.mark.parametrize("name", ["random", "greedy", "expert"])
@@ -87,7 +91,7 @@ def test_determinize_keeps_what_the_seat_sees(preset: str) -> None:
             assert all(world.hands[p][k] >= known.count(k) for k in known)
         assert [sum(h) for h in world.hands] == [sum(h) for h in state.hands]
         assert world.stock_size == state.stock_size
-        assert len(world.pile) == len(state.pile) and world.pile[-1:] == state.pile[-1:]
+        assert world.pile == state.pile  # public: every card in it was laid face up
         assert world.melds == state.melds
         assert unseen_counts(world, seat) == unseen_counts(state, seat)
         # the world is a real position: the engine accepts the same legal actions in it

@@ -86,6 +86,7 @@ ENDPOINTS = {
     ("get", "/"): "table_url",
     ("get", "/rules"): "presets",
     ("get", "/rules/{preset}"): "rules",
+    ("get", "/bots"): "bots",
     ("get", "/healthz"): "health",
     ("get", "/readyz"): "ready",
     ("get", "/openapi.yaml"): "openapi",
@@ -214,6 +215,7 @@ def test_rules_health_hint_bots_log_and_replay(api: Client) -> None:
     names = [p["name"] for p in api.presets()]
     assert "finnish" in names
     assert api.rules("finnish", players=4)["rules"]["players"] == 4
+    assert [b["name"] for b in api.bots()] == ["random", "greedy", "standard", "expert"]
     game = api.create_game("finnish", [{"name": "ann"}, {"bot": "greedy"}, {"bot": "random"}, {"bot": "greedy"}],
                            rules=SHORT)
     ann = api.seat(game["id"], tokens_of(game)[0])

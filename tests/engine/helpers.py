@@ -5,7 +5,7 @@ through ``engine.deal`` exactly as a game log would. :func:`make_deck` places th
 test names and fills every other position with the rest of the pack in a fixed order that
 keeps the surprises (red threes, jokers, 2s, black threes) for the end of the stock.
 
-Dealing (``shared/spec/gamelog.md``): one card at a time, clockwise from the dealer's left,
+Dealing (docs/gamelog.md, "Deal"): one card at a time, clockwise from the dealer's left,
 i.e. seat ``(dealer + 1) % n`` gets the first card; the first dealer of a game is the last
 seat, so seat 0 gets the first card. Then the upcard sequence (R1), then the stock, top first.
 """
@@ -58,7 +58,7 @@ def filler_order(rules: RuleOptions, busy: str = "") -> list[str]:
     2s, jokers and red threes last."""
     copies: Counter[str] = Counter()
     keyed = []
-    for kind in pack(rules.decks):
+    for kind in pack(rules.dealing.decks):
         c = CODES[kind]
         copy = copies[c]
         copies[c] += 1
@@ -92,7 +92,7 @@ def make_deck(
     last one is the last card drawn). ``dealer``: the seat dealing this hand (default: the
     last seat, the first dealer of a game).
     """
-    n, size = rules.players, rules.hand_size
+    n, size = rules.players, rules.dealing.hand_size
     dealer = n - 1 if dealer is None else dealer
     hands = dict(hands or {})
     stock = list(stock or [])
@@ -106,7 +106,7 @@ def make_deck(
         left[c] -= 1
         return c
 
-    total = len(pack(rules.decks))
+    total = len(pack(rules.dealing.decks))
     deck: list[str | None] = [None] * total
     for seat, cards in hands.items():
         if not 0 <= seat < n:
@@ -156,7 +156,7 @@ def make_deck(
     middle = total - pos - len(stock) - len(stock_bottom)
     assert middle == len(rest)
     out = [c for c in deck[:pos] if c is not None] + stock + rest + stock_bottom
-    assert len(out) == total and Counter(out) == Counter(CODES[k] for k in pack(rules.decks))
+    assert len(out) == total and Counter(out) == Counter(CODES[k] for k in pack(rules.dealing.decks))
     return out
 
 
@@ -230,7 +230,7 @@ def all_cards(state: State) -> Counter[str]:
 
 
 def pack_counter(rules: RuleOptions) -> Counter[str]:
-    return Counter(CODES[k] for k in pack(rules.decks))
+    return Counter(CODES[k] for k in pack(rules.dealing.decks))
 
 
 def row(state: State, team: int) -> dict[str, Any]:

@@ -49,7 +49,7 @@ def test_make_deck_deals_what_it_names(preset, players):
     state = deal(new_game(rules), deck)
     for seat, cards in hands.items():
         assert not Counter(cards) - hand(state, seat)
-        assert sum(state.hands[seat]) == rules.hand_size
+        assert sum(state.hands[seat]) == rules.dealing.hand_size
     assert [code(k) for k in state.pile] == ["2C", "3S", "8H"]
     assert [code(k) for k in state.stock[:2]] == ["7H", "6D"] and code(state.deck[-1]) == "4S"
     assert all_cards(state) == pack_counter(rules)
@@ -128,9 +128,9 @@ def test_r1_a_freezing_upcard_needs_a_natural_pair_after_opening(preset, upcard)
     state, taker = after_opening(preset, taker_cards=["KD", "KH", "JK"], upcards=[upcard, "9C"])
     rules = state.rules
     freezes = {
-        "3H": rules.upcard_red_three_freezes,
-        "3S": rules.upcard_black_three_freezes,
-        "JK": rules.upcard_wild_freezes,
+        "3H": rules.dealing.upcard_red_three_freezes,
+        "3S": rules.dealing.upcard_black_three_freezes,
+        "JK": rules.dealing.upcard_wild_freezes,
     }[upcard]
     if freezes:
         illegal(state, taker, take("KD", "JK"), "pile_frozen")
@@ -140,7 +140,7 @@ def test_r1_a_freezing_upcard_needs_a_natural_pair_after_opening(preset, upcard)
     after = play(state, (taker, take("KD", "KH")))
     assert after.pile == () and after.pile_frozen_by == -1
     team = rules.team_of(taker)
-    if upcard == "3H" and rules.pile_red_threes == "laid":  # R4: laid for the side, not replaced
+    if upcard == "3H" and rules.pile.pile_red_threes == "laid":  # R4: laid for the side, not replaced
         assert "3H" not in hand(after, taker)
         assert [code(k) for k in after.red_threes[team]] == ["3H"]
     elif upcard == "3H":  # R4 (norwegian): it goes to the hand with the rest of the pile
@@ -163,7 +163,7 @@ def test_r2_dealt_red_threes(preset):
     """
     state = start(preset, hands={0: ["3D"], 1: ["3H"]}, stock=["3D", "9H", "8H", "7S", "6S", "5S", "4S"])
     rules = state.rules
-    mode = "optional" if rules.red_threes_optional else rules.dealt_red_threes
+    mode = "optional" if rules.melding.red_threes_optional else rules.dealing.dealt_red_threes
     t0, t1 = rules.team_of(0), rules.team_of(1)
     reds = lambda s, t: [code(k) for k in s.red_threes[t]]  # noqa: E731
     if mode == "at_once":
@@ -177,12 +177,12 @@ def test_r2_dealt_red_threes(preset):
         # seat 0's first turn has begun: its threes are laid, seat 1 still holds its 3H
         assert reds(state, t0) == ["3D", "3D"] and reds(state, t1) == []
         assert hand(state, 0)["9H"] == 1 and hand(state, 1)["3H"] == 1
-        assert sum(state.hands[0]) == rules.hand_size and state.phase == "draw"
+        assert sum(state.hands[0]) == rules.dealing.hand_size and state.phase == "draw"
         after = play(state, (0, draw()))  # the normal draw comes on top of the replacements
         assert hand(after, 0)["8H"] == 1
         after = play(after, (0, discard("8H")))
         assert after.turn == 1 and reds(after, t1) == ["3H"] and hand(after, 1)["3H"] == 0
-        assert sum(after.hands[1]) == rules.hand_size
+        assert sum(after.hands[1]) == rules.dealing.hand_size
     else:
         assert reds(state, t0) == [] and reds(state, t1) == []
         assert hand(state, 0)["3D"] == 1 and hand(state, 1)["3H"] == 1
@@ -210,15 +210,15 @@ def test_r3_drawn_red_three_is_laid_and_replaced(preset, players):
     after = play(state, (0, draw()))
     got = hand(after, 0) - before
     assert after.phase == "play" and after.drawn == "stock"
-    if rules.red_threes_optional:  # R14: norwegian keeps them in hand
+    if rules.melding.red_threes_optional:  # R14: norwegian keeps them in hand
         assert got == Counter(["3H"]) and after.red_threes[0] == ()
         return
     assert [code(k) for k in after.red_threes[0]] == ["3H", "3D"]
-    if rules.draw_count == 1:
+    if rules.dealing.draw_count == 1:
         assert got == Counter(["9C"])
     else:
         assert got == Counter(["9C", "8C"])
-    assert sum(after.hands[0]) == rules.hand_size + rules.draw_count
+    assert sum(after.hands[0]) == rules.dealing.hand_size + rules.dealing.draw_count
     assert all_cards(after) == pack_counter(rules)
 
 
@@ -239,7 +239,7 @@ def test_r3_two_card_draw_with_a_red_three_second(preset, players):
 # -- R4: a red three from the pile ----------------------------------------------------------------
 
 
-LAID_PRESETS = [p for p in PRESET_NAMES if resolve(p).pile_red_threes == "laid"]
+LAID_PRESETS = [p for p in PRESET_NAMES if resolve(p).pile.pile_red_threes == "laid"]
 
 
 @pytest.mark.parametrize("preset", LAID_PRESETS)
@@ -272,7 +272,7 @@ def test_r4_norwegian_pile_red_three_goes_to_the_hand(players):
     "Røde treere er bonuskort og kan legges ned på bordet en og en. Når man legger en rød treer på bordet, skal man trekke inn et nytt kort fra bunken." (004)
     """
     state = start("norwegian", players, hands={0: NORWEGIAN_TAKE + ["9H", "8S"]}, upcards=["3D", "KC"], stock=["7C", "6C"])
-    assert state.rules.pile_red_threes == "to_hand"
+    assert state.rules.pile.pile_red_threes == "to_hand"
     before = sum(state.hands[0])
     stock_before = state.stock_size
     taken = play(state, (0, take(*NORWEGIAN_TAKE)))
@@ -298,7 +298,7 @@ def test_r4_red_threes_to_the_hand_need_optional_red_threes():
     """
     with pytest.raises(RulesError, match="pile_red_threes"):
         resolve("classic", overrides={"pile_red_threes": "to_hand"})
-    assert resolve("norwegian", overrides={"pile_red_threes": "laid"}).pile_red_threes == "laid"
+    assert resolve("norwegian", overrides={"pile_red_threes": "laid"}).pile.pile_red_threes == "laid"
 
 
 # -- R14: norwegian red threes are optional ------------------------------------------------------
@@ -337,7 +337,7 @@ def test_r14_discarding_a_red_three(preset):
     """
     state = start(preset, hands={0: ["3H"]}, stock=["9C", "8C"])
     state = play(state, (0, draw()))
-    if state.rules.red_threes_optional:
+    if state.rules.melding.red_threes_optional:
         after = play(state, (0, discard("3H")))
         assert code(after.pile[-1]) == "3H" and after.pile_lock == 0
     else:
@@ -424,7 +424,7 @@ def test_the_next_hand_rotates_the_dealer_and_uses_the_new_totals():
 
 
 def test_deal_checks_the_deck_and_its_commitment():
-    """gamelog.md: a deck is a permutation of the preset's pack and matches its commitment."""
+    """docs/gamelog.md: a deck is a permutation of the preset's pack and matches its commitment."""
     from engine import IllegalMove, commitment
 
     rules = resolve("classic")

@@ -42,8 +42,8 @@ def dealt(preset: str, players: int | None, cards: list[str], **kw):
     """Seat 0 holds ``cards`` after its first draw: the first ones are dealt, the rest drawn."""
     overrides = kw.pop("overrides", None)
     rules = resolve(preset, players, overrides)
-    n = rules.hand_size
-    assert len(cards) == n + rules.draw_count, (len(cards), n + rules.draw_count)
+    n = rules.dealing.hand_size
+    assert len(cards) == n + rules.dealing.draw_count, (len(cards), n + rules.dealing.draw_count)
     return start(preset, players, overrides=overrides, hands={0: cards[:n]}, stock=cards[n:], **kw)
 
 
@@ -55,7 +55,7 @@ R15_CONFIGS = [("classic", 4), ("finnish", 4), ("bicycle", 4), ("wiki", 4), ("wi
 def _black_threehand(rules):
     """Seven kings, three black threes, a joker and a nine to discard, plus fillers to meld."""
     cards = KINGS + ["3S", "3C", "3S", "JK", "9H"]
-    extra = rules.hand_size + rules.draw_count - len(cards)
+    extra = rules.dealing.hand_size + rules.dealing.draw_count - len(cards)
     if extra >= 3:
         cards[7:7] = ["QH", "QS", "QD", "QC", "QH", "QS"][:extra]
     else:
@@ -94,12 +94,32 @@ def test_r15_black_threes_only_when_going_out(preset, players):
     assert row(after, 0)["melds"] >= 5 * len(blacks)
 
 
+@pytest.mark.parametrize("never", [False, True])
+def test_house_rule_black_threes_never_meld(never):
+    """R15 as a house rule: ``black_three_meld_on_going_out`` false. Black threes are then never
+    melded, not even to go out: three of them and a last card can only be got rid of one a turn."""
+    overrides = {"black_three_meld_on_going_out": False} if never else None
+    rules = resolve("classic", overrides=overrides)
+    cards = _black_threehand(rules)
+    blacks = [c for c in cards if c[0] == "3"]
+    kings = [c for c in cards if c[0] == "K"]
+    state = play(dealt("classic", None, cards, overrides=overrides), (0, draw()), (0, meld(kings)),
+                 (0, add("K", "JK")))
+    assert sorted(hand_list(state, 0)) == sorted(blacks + ["9H"]) and state.canastas(0) == 1
+    assert (legal_summary(state, 0)["go_out"] is None) is never  # the plan to go out
+    assert any(a["type"] == "meld" for a in legal_actions(state, 0)) is not never
+    if never:
+        illegal(state, 0, meld(blacks), "black_threes_not_allowed")
+    else:
+        assert play(state, (0, meld(blacks)), (0, discard("9H"))).hand_result["reason"] == "went_out"
+
+
 # -- R16: going out needs the side's canastas ----------------------------------------------------------
 
 
 def _one_canastahand(rules):
     """A canasta of kings and the rest of the hand in melds that are not canastas."""
-    rest = rules.hand_size + rules.draw_count - 7
+    rest = rules.dealing.hand_size + rules.dealing.draw_count - 7
     sizes = {5: [5], 7: [4, 3], 8: [4, 4], 10: [5, 5]}[rest]
     groups = [KINGS]
     for rank, size in zip("QJ", sizes, strict=False):
@@ -122,7 +142,7 @@ def test_r16_going_out_needs_the_canastas(preset, players):
     state = play(dealt(preset, players, [c for g in groups for c in g]), (0, draw()))
     cut = next(i for i, g in enumerate(groups) if i and len(g) > 3)
     short = [g[:-1] if i == cut else g for i, g in enumerate(groups)]
-    if rules.canastas_to_go_out == 1:
+    if rules.going_out.canastas_to_go_out == 1:
         after = play(state, (0, meld(*short)))
         assert sum(after.hands[0]) == 1 and after.phase == "play"
         after = play(state, (0, meld(*groups)))
@@ -183,14 +203,14 @@ def test_r16_a_last_card_that_completes_a_canasta(preset):
     stuck = _six_sevens(preset, seventh="9H")
     illegal(stuck, 0, queens, "must_keep_card")
     assert not any(sorted(a["cards"]) == ["QH", "QS"] for a in _adds(stuck, 0, "Q"))
-    if stuck.rules.ask_go_out == "after_stock_draw_before_discard":
+    if stuck.rules.going_out.ask_go_out == "after_stock_draw_before_discard":
         # the partner's "no" (finnish asks at any time before the discard): 7D may not go out
         refused = play(state, (0, ask()), (2, answer(False)))
         illegal(refused, 0, queens, "must_keep_card")
 
 
 def _two_canastahand(rules):
-    rest = rules.hand_size + rules.draw_count - 14
+    rest = rules.dealing.hand_size + rules.dealing.draw_count - 14
     groups = [KINGS, QUEENS] + ([["JH", "JS", "JD"]] if rest == 3 else [])
     if rest == 1:
         groups[0] = KINGS + ["KC"]
@@ -247,13 +267,13 @@ def able(preset: str, players: int | None = None):
     """A state where seat 0 is about to draw and can then go out, the going-out moves, and a
     meld that does not go out."""
     rules = resolve(preset, players)
-    if rules.canastas_to_go_out == 2 and rules.team_size == 2:  # norwegian partners
+    if rules.going_out.canastas_to_go_out == 2 and rules.team_size == 2:  # norwegian partners
         state = _norwegian_partners(seat2_melds=True, last_draw=False)
         return state, [meld(["9H", "9S", "9D", "9C", "9H"])], meld(["9H", "9S", "9D"])
-    if rules.canastas_to_go_out == 2:
+    if rules.going_out.canastas_to_go_out == 2:
         groups = _two_canastahand(rules)
         return dealt(preset, players, [c for g in groups for c in g]), [meld(*groups)], meld(KINGS)
-    if rules.hand_size + rules.draw_count == 12:
+    if rules.dealing.hand_size + rules.dealing.draw_count == 12:
         cards = KINGS + ["QH", "QS", "QD", "9H", "QC"]
         return dealt(preset, players, cards), [meld(KINGS, ["QH", "QS", "QD", "QC"]), discard("9H")], meld(KINGS)
     groups = _one_canastahand(rules)
@@ -273,7 +293,7 @@ def test_r17_when_to_ask(preset, players):
     state, moves, partial = able(preset, players)
     rules = state.rules
     partner = rules.partners(0)[0]
-    if rules.ask_go_out == "before_melds_or_pile_take":
+    if rules.going_out.ask_go_out == "before_melds_or_pile_take":
         asked = play(state, (0, ask()))
         assert asked.phase == "answer" and asked.to_act == partner
         back = play(asked, (partner, answer(True)))
@@ -291,7 +311,7 @@ def test_r17_when_to_ask(preset, players):
     illegal(back, 0, ask(), "already_asked")
     illegal(drawn, 0, answer(True), "no_question")
     melded = play(drawn, (0, partial))
-    if rules.ask_go_out == "after_stock_draw_before_discard":
+    if rules.going_out.ask_go_out == "after_stock_draw_before_discard":
         play(melded, (0, ask()))
         assert {"type": "ask_go_out"} in legal_actions(melded, 0)
     else:
@@ -309,7 +329,7 @@ def test_r17_finnish_asks_until_the_discard(preset):
     "Pari saa vastata ”kyllä” tai ”ei”, ja vastaus on sitova, eli peli on lopetettava jos pari antaa luvan ja jatkettava, jos pari kieltää lopettamasta." (000)
     """
     state = play(_six_sevens(preset), (0, add("Q", "QS")))  # a meld this turn; QH and 7D left
-    if state.rules.ask_go_out != "after_stock_draw_before_discard":
+    if state.rules.going_out.ask_go_out != "after_stock_draw_before_discard":
         illegal(state, 0, ask(), "ask_too_late")
         return
     assert {"type": "ask_go_out"} in legal_actions(state, 0)
@@ -372,7 +392,7 @@ def test_r17_asking_while_unable(preset, players):
     state = start(preset, players, stock=["9C"])
     state = play(state, (0, draw()))
     rules = state.rules
-    if rules.ask_unable_penalty:
+    if rules.going_out.ask_unable_penalty:
         asked = play(state, (0, ask()))
         assert asked.penalties[rules.team_of(0)] == 100
         assert {"type": "ask_go_out"} not in legal_actions(state, 0)  # never suggested
@@ -507,7 +527,7 @@ def test_r19_concealed_going_out_may_begin_with_a_pile_take(preset):
     state = start(preset, hands={0: cards}, upcards=["5C"], totals=[1500] * rules.teams)
     assert state.minimums[0] == 90
     take_fives = take("5H", "5S", "5D")  # 20 points
-    if rules.concealed_minimum != "waived":
+    if rules.going_out.concealed_minimum != "waived":
         illegal(state, 0, take_fives, "opening_minimum_not_met")
         return
     taken = play(state, (0, take_fives))

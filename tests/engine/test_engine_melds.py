@@ -87,7 +87,7 @@ def test_r5_meld_composition(preset, name, cards, expected):
     "De kan altså erstatte andre kort, men det må alltid være flere ekte kort, som er alle kort unntatt joker, 2 og 3, enn «uekte» kort." (004)
     """
     state = start(preset, hands={0: cards}, totals=_teams(preset, NEGATIVE), stock=["8C"])
-    if "3H" in cards and not state.rules.red_threes_optional:
+    if "3H" in cards and not state.rules.melding.red_threes_optional:
         return  # elsewhere a red three never stays in hand (R2/R14): nothing to meld
     state = play(state, (0, draw()))
     if expected[preset] == OK:
@@ -133,7 +133,7 @@ def test_r5_adding_wilds_keeps_the_meld_valid(preset):
     state = play(state, (0, add("9", "9D", "9C", "9H", "9S")))
     m = state.melds[0][8]
     assert m.naturals == 6
-    if state.rules.max_wilds is None:
+    if state.rules.melding.max_wilds is None:
         # norwegian: six naturals take up to five wilds
         state = play(state, (0, add("9", "2D")), (0, add("9", "JK")))
         assert state.melds[0][8].wilds == 3
@@ -283,7 +283,7 @@ def test_r9_pile_top_counts_the_rest_does_not(preset):
     state = play(state, (0, draw()), (0, discard("KC")))
     illegal(state, 1, take("KH", "KS"), "opening_minimum_not_met")
     with_queens = take("KH", "KS", melds=[["QH", "QS", "QD"]])  # 30 + 30
-    if state.rules.opening_from_pile == "pile_meld_alone":
+    if state.rules.pile.opening_from_pile == "pile_meld_alone":
         illegal(state, 1, with_queens, "opening_minimum_not_met")
         return
     after = play(state, (1, with_queens))
@@ -302,7 +302,7 @@ def test_r9_norwegian_the_pile_meld_opens_alone(preset):
     "Saat laskea useita ilmoituksia yhteen rajan saavuttamiseksi." (001)
     """
     state = start(preset, hands={0: ["KH", "KS", "KD", "JK", "AH", "AS", "AD"]}, upcards=["KC"])
-    alone = state.rules.opening_from_pile == "pile_meld_alone"
+    alone = state.rules.pile.opening_from_pile == "pile_meld_alone"
     assert alone == (preset == "norwegian")
     with_aces = take("KH", "KS", "KD", melds=[["AH", "AS", "AD"]])  # kings 40, aces 60
     if alone:
@@ -325,7 +325,7 @@ def test_r9_bonuses_never_count(preset):
     fours = ["4H", "4S", "4D", "4C", "4H", "4S", "4D"]  # a natural canasta worth 35 points
     state = start(preset, hands={0: fours + ["3H", "QH", "QS", "QD"]}, stock=["8C", "8D", "8H"])
     state = play(state, (0, draw()))
-    if state.rules.red_threes_optional:
+    if state.rules.melding.red_threes_optional:
         state = play(state, (0, meld(["3H"])))
     assert len(state.red_threes[0]) == 1
     illegal(state, 0, meld(fours), "opening_minimum_not_met")

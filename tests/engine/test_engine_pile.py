@@ -128,7 +128,7 @@ def test_r12_unopened_side_needs_a_natural_pair_and_the_minimum(preset):
     after = play(state, (0, take("KH", "KS", "JK")))  # a natural pair plus a wild: 80
     assert sorted(meld_codes(after, 0)["K"]) == ["JK", "KC", "KH", "KS"]
     with_aces = take("KH", "KS", melds=[["AH", "AS", "AD"]])
-    if state.rules.opening_from_pile == "pile_meld_alone":  # R9 (norwegian): 30 alone is short
+    if state.rules.pile.opening_from_pile == "pile_meld_alone":  # R9 (norwegian): 30 alone is short
         illegal(state, 0, with_aces, "opening_minimum_not_met")
     else:
         assert play(state, (0, with_aces)).opened(0)
@@ -171,7 +171,7 @@ def test_r13_untakeable_top_card(preset, top):
     """
     state = start(preset, hands={0: ["AH", "AS", "AD", top], 1: ["2H", "JK", "3S", "3C", "5H", "5S"]}, stock=["8C"])
     state = play(state, (0, draw()), (0, meld(["AH", "AS", "AD"])), (0, discard(top)))
-    if top != "3C" and state.rules.discarded_wilds == "beside_pile":
+    if top != "3C" and state.rules.pile.discarded_wilds == "beside_pile":
         assert code(state.pile[-1]) != top and [code(k) for k in state.pile_beside] == [top]
         return
     illegal(state, 1, take("2H", "JK"), "pile_top_untakeable")
@@ -194,7 +194,7 @@ def test_r13_norwegian_wild_beside_the_pile(preset, wild):
     # the opener discarded 5C; the next seat discards the wild
     state, taker = after_opening(preset, taker_cards=["5D", "5H", "JK", "QH"], last_discard=wild)
     team = state.rules.team_of(taker)
-    if state.rules.discarded_wilds != "beside_pile":
+    if state.rules.pile.discarded_wilds != "beside_pile":
         assert code(state.pile[-1]) == wild
         illegal(state, taker, take("5D", "5H"), "pile_top_untakeable")
         return
@@ -237,7 +237,7 @@ def test_r13_a_wild_beside_the_pile_needs_the_freeze():
     """
     with pytest.raises(RulesError, match="discarded_wilds"):
         resolve("norwegian", overrides={"discard_wild_freezes": False})
-    assert resolve("classic", overrides={"discarded_wilds": "beside_pile"}).discarded_wilds == "beside_pile"
+    assert resolve("classic", overrides={"discarded_wilds": "beside_pile"}).pile.discarded_wilds == "beside_pile"
 
 
 def _single_card_scenario(preset: str, seat3_takes: bool):

@@ -272,10 +272,10 @@ def test_every_game_ends_and_scores_add_up(preset, players, seed):
             assert r["penalties"] <= 0 and r["in_hand"] <= 0 and r["melds"] >= 0 and r["canasta_bonus"] >= 0
             mine = r["team"] == rules.team_of(end["by"])
             if end["reason"] == "went_out" and mine:
-                assert r["going_out"] in (rules.going_out_bonus, rules.concealed_going_out_bonus)
+                assert r["going_out"] in (rules.scoring.going_out_bonus, rules.scoring.concealed_going_out_bonus)
             else:
                 assert r["going_out"] == 0
-        assert (max(totals) >= rules.target_score) == (n == len(ends))
+        assert (max(totals) >= rules.scoring.target_score) == (n == len(ends))
     game = final.game_result
     assert game["totals"] == totals == list(final.totals)
     best = max(totals)

@@ -45,5 +45,5 @@ def test_states_stored_before_the_pile_fields_still_load():
     for name in ("pile_red_threes", "opening_from_pile", "discarded_wilds"):
         del data["rules"][name]
     old = State.from_json(data)
-    assert old.rules.ask_go_out == "after_stock_draw_before_melds"
+    assert old.rules.going_out.ask_go_out == "after_stock_draw_before_melds"
     assert old._replace(rules=state.rules) == state

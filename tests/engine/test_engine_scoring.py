@@ -48,7 +48,7 @@ RED_THREES = {
 def _red_three_hand(preset: str, reds: list[str], opened: bool, overrides=None):
     state = start(preset, overrides=overrides, hands={0: reds + ["AH", "AS", "AD"]}, stock=["9C", "8C", "7C", "6C", "5C"])
     state = play(state, (0, draw()))
-    if state.rules.red_threes_optional:
+    if state.rules.melding.red_threes_optional:
         state = play(state, (0, meld(*[[c] for c in reds])))
     if opened:
         state = play(state, (0, meld(["AH", "AS", "AD"])))
@@ -120,7 +120,7 @@ def test_r21_top_card_fits_a_meld(preset):
     "Ellers så er spillet ferdig når bunken er tom." (004)
     """
     state, taker = _stock_out(preset)
-    mode = state.rules.stock_out
+    mode = state.rules.dealing.stock_out
     if mode == "end":
         assert state.hand_result["reason"] == "stock_exhausted" and state.hand_result["by"] == taker
         assert all(r["going_out"] == 0 for r in state.hand_result["scores"])
@@ -155,7 +155,7 @@ def test_r21_taking_is_optional(preset, case):
     else:
         state, taker = _stock_out(preset, opener_discard="2C")
         taking = take("KH", "KS")
-    if state.rules.stock_out == "end":
+    if state.rules.dealing.stock_out == "end":
         assert state.hand_result["reason"] == "stock_exhausted"
         return
     play(state, (taker, taking))
@@ -194,7 +194,7 @@ def test_r21_can_take_is_exact(preset):
     state = start(preset, hands=hands, stock_bottom=["KC"])
     state = skip_stock(state, 1)
     state = play(state, (0, draw()), (0, discard("KC")))  # seat 1 (not opened): KH KS JK
-    if state.rules.stock_out == "end":
+    if state.rules.dealing.stock_out == "end":
         assert state.hand_result["reason"] == "stock_exhausted"
         return
     assert state.hand_result is None and state.to_act == 1
@@ -248,7 +248,7 @@ def test_r21_last_card_red_three(preset):
     """
     state = skip_stock(start(preset, stock_bottom=["3H"]), 1)
     after = play(state, (0, draw()))
-    if state.rules.red_threes_optional:
+    if state.rules.melding.red_threes_optional:
         assert after.phase == "play" and hand(after, 0)["3H"] == 1
         return
     assert after.hand_result["reason"] == "red_three_last" and after.hand_result["by"] == 0
@@ -267,7 +267,7 @@ def test_r21_r23_red_three_in_the_last_two_cards(preset, players):
     """
     state = skip_stock(start(preset, players, stock_bottom=["9C", "3H"]), 2)
     after = play(state, (0, draw()))
-    if state.rules.draw_count == 2:
+    if state.rules.dealing.draw_count == 2:
         assert after.hand_result["reason"] == "red_three_last"
         assert hand(after, 0)["9C"] >= 1
     else:
@@ -445,4 +445,4 @@ def test_scores_add_up_and_totals_carry():
         _adds_up(r)
         assert r["total"] == before + r["hand_total"]
     assert list(state.totals) == [row(state, 0)["total"], row(state, 1)["total"]]
-    assert resolve("classic").opening_minimum(state.totals[0]) in (15, 50, 90, 120)
+    assert resolve("classic").melding.opening_minimum(state.totals[0]) in (15, 50, 90, 120)

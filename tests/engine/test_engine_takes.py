@@ -113,7 +113,7 @@ def _position(rng: random.Random) -> tuple[State, int]:
     pile = [parse_card(_card(rng)) for _ in range(rng.choice([0, 0, 1, 2]))] + [parse_card(top + rng.choice("SHDC"))]
     beside: tuple[int, ...] = ()
     frozen = parse_card("JK") if rng.random() < 0.2 else -1
-    if rules.discarded_wilds == "beside_pile" and rng.random() < 0.3:
+    if rules.pile.discarded_wilds == "beside_pile" and rng.random() < 0.3:
         beside = (parse_card("2D"),)
         frozen = beside[0]
     s = s._replace(

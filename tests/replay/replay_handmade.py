@@ -1,4 +1,4 @@
-"""A game typed in by hand (gamelog.md): partial rules, no salt or commitment, no scores."""
+"""A game typed in by hand (docs/gamelog.md): partial rules, no salt or commitment, no scores."""
 
 from __future__ import annotations
 

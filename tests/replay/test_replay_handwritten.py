@@ -1,4 +1,4 @@
-"""Logs typed in by hand (gamelog.md): partial rules, no salt or commitment, no scores."""
+"""Logs typed in by hand (docs/gamelog.md): partial rules, no salt or commitment, no scores."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def test_hand_one_dealer_is_free_then_it_rotates():
 def test_teams_in_the_seats_decide_the_seating():
     seats = [{"seat": p, "team": p % 3} for p in range(6)]
     rules = rules_from_header({"log": "canasta-log/1", "preset": "norwegian", "seats": seats})
-    assert (rules.players, rules.team_size, rules.teams, rules.canastas_to_go_out) == (6, 2, 3, 2)
+    assert (rules.players, rules.team_size, rules.teams, rules.going_out.canastas_to_go_out) == (6, 2, 3, 2)
 
 
 @pytest.mark.parametrize(

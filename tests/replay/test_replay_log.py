@@ -1,4 +1,4 @@
-"""The writer (replay/log.py) writes what gamelog.md says, and the reader reads it back."""
+"""The writer (replay/log.py) writes what docs/gamelog.md says, and the reader reads it back."""
 
 from __future__ import annotations
 
@@ -49,3 +49,14 @@ def test_simulate_out_writes_valid_logs(tmp_path, capsys):
                           "--out", str(tmp_path)]) == 0
     assert main(["validate", str(tmp_path)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "3 files: 3 valid, 0 invalid, 0 unreadable"
+
+
+def test_simulate_counts_a_game_random_play_never_ends_apart_from_engine_errors(tmp_path, capsys):
+    """Random play may never reach the target (six norwegian players wandered 4 500 hands
+    without it): such a game is unfinished, not an engine error, and writes no log."""
+    assert simulate_main(["--rules", "norwegian", "--players", "6", "--games", "2", "--max-moves", "150",
+                          "--out", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("unfinished: game did not end within 150 moves") == 2
+    assert "unfinished games 2" in captured.out
+    assert not list(tmp_path.iterdir())

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from api import Settings, create_app, service  # noqa: E402
-from api.store import Store, connect  # noqa: E402
-from tests.conftest_redis import delete_test_keys, redis_url  # noqa: E402, F401
+from api.store import Store  # noqa: E402
+from tests.conftest_redis import delete_test_keys, queue_client, redis_url  # noqa: E402, F401
 from worker.config import WorkerConfig  # noqa: E402
 
 LEASE_MS = 1000  # short, so that the killed-worker test waits ~1 s for the lease to expire
@@ -23,7 +23,7 @@ def wprefix(redis_url: str) -> Iterator[str]:  # noqa: F811
     """Our own key prefix; afterwards its keys, our RQ queue's keys and our games' jobs are deleted."""
     prefix = f"wtest-{uuid.uuid4().hex[:10]}"
     yield prefix
-    client = connect(redis_url)
+    client = queue_client(redis_url)
     try:
         delete_test_keys(client, prefix)
     finally:
@@ -42,7 +42,9 @@ def worker_env(wprefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def rclient(redis_url: str) -> Iterator[Any]:  # noqa: F811
-    client = connect(redis_url)
+    """The bot queue's client (RQ, the awaiting set), paired with the games' (on a cluster,
+    the games are elsewhere: :func:`api.botqueue.games_of`)."""
+    client = queue_client(redis_url)
     yield client
     client.close()
 
@@ -55,7 +57,9 @@ def wsettings(redis_url: str, wprefix: str) -> Settings:  # noqa: F811
 
 @pytest.fixture(scope="session")
 def wstore(rclient: Any, wprefix: str) -> Store:
-    return Store.for_settings(rclient, Settings.from_env({"key_prefix": wprefix}))
+    from api.botqueue import games_of
+
+    return Store.for_settings(games_of(rclient), Settings.from_env({"key_prefix": wprefix}), queue=rclient)
 
 
 @pytest.fixture

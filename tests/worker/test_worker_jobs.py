@@ -177,32 +177,35 @@ def test_a_retried_run_plays_on_from_where_the_failed_one_stopped(wstore: Store,
 
 def test_release_reads_the_version_with_the_release_and_frees_only_its_own_lease(
         wstore: Store, wsettings: Settings, rclient: Any, cfg: WorkerConfig) -> None:
+    from api.botqueue import games_of
     from worker.lease import Lease
+
+    games = games_of(rclient)  # a lease lives beside its game (a cluster's node of the game)
 
     created = new_game(wstore, wsettings, [{"name": "h"}, {"bot": "greedy"}], preset="finnish-2p", seed=15)
     gid = created["id"]
     version = service.load_game(wstore, gid).version
     key, state_key = Keys(cfg.prefix).lease(gid), wstore.keys.state(gid)
-    mine = Lease(rclient, key, "mine", 5000)
-    assert mine.acquire() and not Lease(rclient, key, "other", 5000).acquire()
+    mine = Lease(games, key, "mine", 5000)
+    assert mine.acquire() and not Lease(games, key, "other", 5000).acquire()
     assert mine.renew()
     assert mine.release_and_version(state_key)[0] == version
-    assert rclient.get(key) is None and not mine.held
+    assert games.get(key) is None and not mine.held
     # an expired lease taken over by another job: the release leaves the new holder's alone
-    theirs = Lease(rclient, key, "theirs", 5000)
+    theirs = Lease(games, key, "theirs", 5000)
     assert theirs.acquire()
     mine.held = True  # it believes it still holds it
     assert mine.release_and_version(state_key)[0] == version
-    assert rclient.get(key) == b"theirs"
+    assert games.get(key) == b"theirs"
     theirs.release()
-    assert rclient.get(key) is None
+    assert games.get(key) is None
     # a script the server does not know (lost, or never loaded) is loaded and run again
     import uuid
 
     from api.redis_io import Script, execute
 
     fresh = Script(f"return ARGV[1] -- {uuid.uuid4().hex}")
-    assert execute(rclient, fresh.command([], ["x"]), ("GET", key), scripts=(fresh,)) == [b"x", None]
+    assert execute(games, fresh.command([], ["x"]), ("GET", key), scripts=(fresh,)) == [b"x", None]
 
 
 def test_the_worker_beats_its_heartbeat_in_one_round_trip_and_not_before_every_job(rclient: Any,

@@ -11,6 +11,7 @@ from typing import Any
 import engine
 from api import service
 from api.botqueue import BotKeys as Keys
+from api.botqueue import games_of
 from api.store import Store
 from tests.worker.conftest import move_events
 from tests.worker.test_worker_cli import kill_group, wait_for, worker
@@ -33,7 +34,7 @@ def test_taking_a_seat_back_stops_the_bot_run(http: Any, redis_url: str, wprefix
     lease = Keys(wprefix).lease(gid)
     proc = worker(redis_url, wprefix)
     try:
-        wait_for(lambda: service.load_game(wstore, gid).version >= start + 40 and rclient.exists(lease), 60,
+        wait_for(lambda: service.load_game(wstore, gid).version >= start + 40 and games_of(rclient).exists(lease), 60,
                  "the bot run to be playing")
         r = http.delete(f"/games/{gid}/seats/0/bot", headers=auth(token))
         assert r.status_code == 200, r.get_json()
@@ -43,7 +44,7 @@ def test_taking_a_seat_back_stops_the_bot_run(http: Any, redis_url: str, wprefix
         def settled() -> bool:  # the run has let go of the game and of its bookkeeping
             game = service.load_game(wstore, gid)
             return game.status == "over" or (game.state is not None and game.state.to_act == 0
-                                             and not rclient.exists(lease)
+                                             and not games_of(rclient).exists(lease)
                                              and rclient.zscore(Keys(wprefix).awaiting(), gid) is None)
 
         wait_for(settled, 60, "the bot run to stop at ann's turn")

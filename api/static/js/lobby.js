@@ -7,7 +7,8 @@ import { joinLink, linkField, seatLink } from './table.js';
 import { showReplayFile } from './replay.js';
 
 const SEAT_KINDS = [
-  ['bot:greedy', 'Bot: greedy'],
+  ['bot:standard', 'Bot: standard'],
+  ['bot:greedy', 'Bot: greedy (weaker)'],
   ['bot:expert', 'Bot: expert'],
   ['bot:random', 'Bot: random'],
   ['open', 'A friend (open seat, joins with a link)'],
@@ -111,7 +112,7 @@ class Lobby {
     for (let seat = 1; seat < n; seat++) {
       const kind = h('select', { id: `seat-${seat}`, 'aria-label': `Who plays seat ${seat}`, 'data-seat': seat },
         SEAT_KINDS.map(([value, label]) => h('option', { value }, label)));
-      kind.value = old[seat - 1] ?? 'bot:greedy';
+      kind.value = old[seat - 1] ?? 'bot:standard';
       const friend = h('input', { id: `seat-${seat}-name`, maxlength: '40', placeholder: 'friend\'s name',
         'aria-label': `Name of the friend in seat ${seat}`, hidden: kind.value !== 'named' });
       kind.addEventListener('change', () => { friend.hidden = kind.value !== 'named'; });

@@ -10,7 +10,7 @@ import { call, gamePath, postMove, Problem } from './http.js';
 import * as R from './render.js';
 
 const LOG_LENGTH = 60;
-const BOTS = ['greedy', 'random', 'expert'];
+const BOTS = ['standard', 'greedy', 'random', 'expert'];
 
 export function showTable(root, { gameId, token }) {
   const table = new GameTable(root, gameId, token);

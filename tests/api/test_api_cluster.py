@@ -1,0 +1,172 @@
+"""The game service on a Redis Cluster: URLs, the local cluster of the tests, one slot per game,
+the rate limiter, the bot queue on its own Redis, a failover in the middle of a game, and
+the durability confirmation on the game's node. A local cluster of its own (3 primaries, 3
+replicas) for the module: a few seconds, so these run in ``make test`` too; the whole API,
+worker and export suites run on a cluster with ``make test-cluster``."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from api_helpers import Table, auth, four_humans
+from redis.crc import key_slot
+
+from api import create_app
+from api.config import queue_url
+from api.embedded import EmbeddedRedis
+from api.localcluster import LocalCluster
+from api.redis_io import connect, parse_url
+from api.store import Store
+
+pytestmark = pytest.mark.cluster
+
+
+def test_a_cluster_is_named_by_its_url_scheme() -> None:
+    assert parse_url("redis+cluster://10.0.0.5:7000").url == "redis://10.0.0.5:7000"
+    assert parse_url("rediss+cluster://u:p@node:7000?ssl_cert_reqs=none").url == "rediss://u:p@node:7000?ssl_cert_reqs=none"
+    assert parse_url("redis+cluster://node:7000/0").cluster
+    assert not parse_url("redis://node:6379/3").cluster and parse_url("unix:///run/r.sock").url == "unix:///run/r.sock"
+    with pytest.raises(ValueError, match="only database 0"):
+        parse_url("redis+cluster://node:7000/2")
+    # the bot queue: the games' server by default; its own one server with a cluster
+    assert queue_url("redis://a:1/0", None) == "redis://a:1/0"
+    assert queue_url("redis+cluster://a:1", "redis://q:2/0") == "redis://q:2/0"
+    with pytest.raises(ValueError, match="CANASTA_QUEUE_URL"):
+        queue_url("redis+cluster://a:1", "")
+    with pytest.raises(ValueError, match="needs one server"):
+        queue_url("redis://a:1/0", "redis+cluster://q:2")
+
+
+def test_a_cluster_that_fails_to_start_leaves_no_process() -> None:
+    cluster = LocalCluster()
+    cluster._cli = Path("/nonexistent/valkey-cli")  # the nodes start, then nothing answers for them
+    with pytest.raises(OSError):
+        cluster.start()
+    assert len(cluster.nodes) == 6 and all(n.proc.poll() is not None for n in cluster.nodes)
+    assert cluster.dir is None
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    with LocalCluster() as c:
+        yield c
+    assert all(n.proc.poll() is not None for n in c.nodes)  # every node it started is gone
+
+
+@pytest.fixture(scope="module")
+def queue_redis() -> Iterator[str]:
+    with EmbeddedRedis() as server:
+        yield server.url
+
+
+def _app(cluster: LocalCluster, queue: str, **settings: Any) -> Any:
+    return create_app({"redis_url": cluster.url, "queue_url": queue, "key_prefix": f"ct-{uuid.uuid4().hex[:8]}",
+                       "test_seeds": True, "rate_limit_enabled": False, **settings})
+
+
+def test_the_local_cluster_has_three_primaries_with_a_replica_each(cluster: LocalCluster) -> None:
+    roles = sorted(cluster.roles().values())
+    assert roles == ["master"] * 3 + ["slave"] * 3
+    client = connect(cluster.url)
+    assert len(client.get_primaries()) == 3
+
+
+def test_a_cluster_without_a_queue_redis_is_refused_at_start(cluster: LocalCluster) -> None:
+    with pytest.raises(ValueError, match="CANASTA_QUEUE_URL"):
+        create_app({"redis_url": cluster.url, "queue_url": ""})  # (the environment may name one)
+
+
+def test_every_key_of_a_game_is_in_its_slot_and_the_bot_queue_on_its_own_redis(
+        cluster: LocalCluster, queue_redis: str) -> None:
+    app = _app(cluster, queue_redis)
+    client = app.test_client()
+    store: Store = app.extensions["canasta"].store
+    body = {"preset": "classic", "seats": [{"name": "a"}, {"bot": "random"}, {"name": "c"}, {"bot": "random"}], "seed": 1}
+    t = Table(client, body)
+    view, etag = t.view(0)
+    r = t.move(0, {"type": "draw"}, etag, **{"Idempotency-Key": "k1"})
+    assert r.status_code == 200
+    card = r.get_json()["view"]["legal"]["discards"][0]
+    r = t.move(0, {"type": "discard", "card": card}, r.headers["ETag"], **{"Idempotency-Key": "k2"})
+    assert r.status_code == 200 and r.get_json()["view"]["to_act"] == 1  # a bot is to act: the queue is told
+    store.cache_hint(t.id, r.get_json()["version"], 2, "greedy", b"{}", 60)
+    keys = [k.decode() for k in store.redis.scan_iter(match=f"{store.keys.prefix}:*")]
+    assert {store.keys.state(t.id), store.keys.events(t.id), store.keys.log(t.id)} <= set(keys)
+    assert any(":idem:" in k for k in keys)
+    assert {key_slot(k.encode()) for k in keys} == {key_slot(store.keys.state(t.id).encode())}
+    # RQ and the awaiting set are on the queue's Redis, nothing of them on the cluster
+    assert store.queue is not store.redis
+    assert store.queue.zscore(f"{store.keys.prefix}:bots:awaiting", t.id) is not None
+    assert store.queue.exists(f"rq:job:bot-{t.id}-v{r.get_json()['version']}")
+    assert not any(k.startswith("rq:") for k in store.redis.scan_iter(match="rq:*"))
+
+
+def test_the_rate_limiter_counts_on_a_cluster(cluster: LocalCluster, queue_redis: str) -> None:
+    app = _app(cluster, queue_redis, rate_limit_enabled=True, rate_limit_per_token=3, rate_limit_per_address=1000,
+               rate_limit_hints_per_token=2)
+    client = app.test_client()
+    t = Table(client, four_humans())
+    statuses = [client.get(f"/games/{t.id}", headers=auth(t.tokens[1])).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]  # address and token counters, two slots: no CROSSSLOT
+    assert client.get("/healthz").get_json() == {"status": "ok", "rate_limiter_failures": 0}
+
+
+def test_a_game_goes_on_across_a_failover_of_its_primary(cluster: LocalCluster, queue_redis: str) -> None:
+    """CLUSTER FAILOVER of the node that holds the game: the next requests meet MOVED (or a
+    closed connection), re-read the slot table and go to the new primary; nothing is lost
+    and nothing applied twice. The changes wait for the replica (WAITAOF 0 1 on the game's node)."""
+    app = _app(cluster, queue_redis, durability_replicas=1)
+    client = app.test_client()
+    store: Store = app.extensions["canasta"].store
+    t = Table(client, four_humans(seed=3))
+    view, etag = t.view(0)
+    r = t.move(0, {"type": "draw"}, etag)
+    assert r.status_code == 200
+    node = store.redis.get_node_from_key(store.keys.state(t.id))
+    cluster.failover(node.port)
+    assert store.redis.get_node_from_key(store.keys.state(t.id)).port == node.port  # the client does not know yet
+    card = r.get_json()["view"]["legal"]["discards"][0]
+    r = t.move(0, {"type": "discard", "card": card}, r.headers["ETag"])
+    assert r.status_code == 200, r.get_json()
+    assert store.redis.get_node_from_key(store.keys.state(t.id)).port != node.port  # it followed the failover
+    assert store.load(t.id).version == r.get_json()["version"] == store.event_count(t.id)
+    assert client.get(f"/games/{t.id}/events?after=0").status_code == 200
+
+
+def test_the_event_hub_wakes_listeners_on_a_cluster(cluster: LocalCluster, queue_redis: str) -> None:
+    """The hub's sharded subscription goes to the game's node, its XRANGE reads there: a move
+    reaches every seat's listener, rendered for that seat."""
+    import asyncio
+
+    from api import hub as hub_module
+    from api import service
+
+    app = _app(cluster, queue_redis)
+    client = app.test_client()
+    store: Store = app.extensions["canasta"].store
+    t = Table(client, four_humans(seed=5))
+    _, last_id = store.snapshot(t.id)
+
+    async def scenario() -> None:
+        hub = hub_module.EventHub(hub_module.connect(cluster.url), store.keys)
+        try:
+            listeners = [hub_module.Listener(t.id, seat, last_id) for seat in (None, 0, 1, 2, 3)]
+            for listener in listeners:
+                await hub.listen(listener)
+            await asyncio.sleep(0.3)
+            _, etag = await asyncio.to_thread(t.view, 0)
+            r = await asyncio.to_thread(t.move, 0, {"type": "draw"}, etag)
+            assert r.status_code == 200
+            fields = store.events_after(t.id, last_id)[0].fields
+            for listener in listeners:
+                await asyncio.wait_for(listener.wake.wait(), 10)
+                (event_id, body), = listener.take()
+                assert body == service.render_event(event_id, fields, listener.seat)
+        finally:
+            await hub.close()
+
+    asyncio.run(scenario())

@@ -1,0 +1,34 @@
+"""``canasta bench bots strength`` prints every pairing asked for in one run: A's win rate with
+its Wilson interval, the goal, and each bot's thinking time per decision."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from worker import bench
+
+
+def test_strength_prints_each_pairing_with_an_interval_and_the_thinking_times(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    pairings = "standard-greedy-finnish-2p,expert@15-standard-finnish-2p"
+    bench.main(["strength", "--games", "4", "--expert-games", "2", "--jobs", "1", "--target", "200",
+                "--pairings", pairings])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if " vs " in line]
+    assert [r.split()[0] + " " + r.split()[2] for r in rows] == ["standard greedy", "expert@15 standard"]
+    games = [int(r.split()[4]) for r in rows]
+    assert games == [4, 2]
+    for r in rows:
+        lo, hi = (float(x) for x in re.search(r"(\d+\.\d)%-(\d+\.\d)%", r).groups())
+        rate = float(re.search(r" (\d+\.\d)% ", r).group(1))
+        assert lo <= rate <= hi
+        assert ("met" in r) or ("MISSED" in r)
+    assert re.search(r"^standard: p99 [\d.]+ ms per decision over \d+ decisions \(goal <= 5 ms\)", out, re.M)
+    assert re.search(r"^expert@15: p99 [\d.]+ ms per decision", out, re.M)
+
+
+def test_a_bot_spec_names_a_level_and_its_budget() -> None:
+    assert bench.bot_spec("expert@15", 75.0) == ("expert", 15.0)
+    assert bench.bot_spec("standard", 75.0) == ("standard", 75.0)
