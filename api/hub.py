@@ -39,7 +39,8 @@ LINGER_SECONDS = 10.0  # a game's subscription outlives its last listener this l
 SWEEP_SECONDS = 2.0  # idle subscriptions are dropped this often
 READ_TIMEOUT_SECONDS = 1.0  # the reader looks up from the subscription this often
 RETRY_SECONDS = 0.5  # after the Redis connection failed, wait this long and read every game again
-SOCKET_TIMEOUT_SECONDS = 10.0  # no hub command blocks: a reply later than this is a dead server
+SOCKET_TIMEOUT_SECONDS = 10.0
+COMMAND_SECONDS = 2.0  # an unsubscribe or a close that takes longer is given up (a stop never waits on it)  # no hub command blocks: a reply later than this is a dead server
 
 
 def connect(url: str) -> Any:
@@ -144,9 +145,9 @@ class EventHub:
             task.cancel()
         if self.pubsub is not None:
             with contextlib.suppress(Exception):
-                await self.pubsub.aclose()
+                await asyncio.wait_for(self.pubsub.aclose(), COMMAND_SECONDS)
         with contextlib.suppress(Exception):
-            await self.redis.aclose()
+            await asyncio.wait_for(self.redis.aclose(), COMMAND_SECONDS)
 
     def stop_now(self) -> None:
         """:meth:`close` from a signal handler on the loop."""
@@ -161,7 +162,11 @@ class EventHub:
             await self.pubsub.ssubscribe(channel)
             self._spawn(self._reader())
             self._spawn(self._catch_up())
-            self._spawn(self._sweeper())
+            if not isinstance(self.redis, RedisCluster):
+                # redis-py's cluster pub/sub did not wake a channel subscribed again after an
+                # unsubscribe (tests/api/test_api_hub.py on a cluster): there a game's
+                # subscription stays for the process's life
+                self._spawn(self._sweeper())
             return
         await self.pubsub.ssubscribe(channel)
 
@@ -206,7 +211,7 @@ class EventHub:
                     continue
                 channels = [self.feeds[g].channel for g in idle]
                 try:
-                    await self.pubsub.sunsubscribe(*channels)
+                    await asyncio.wait_for(self.pubsub.sunsubscribe(*channels), COMMAND_SECONDS)
                 except Exception as e:  # noqa: BLE001 - kept: tried again at the next sweep
                     log.warning("event hub: unsubscribe failed (%s)", e)
                     continue
