@@ -57,4 +57,4 @@ bench: $(STAMP)
 	$(BIN)/canasta bench engine
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .import_linter_cache .mypy_cache

@@ -208,16 +208,20 @@ class Router:
 
     def connection(self, key: Any) -> Any:
         """This thread's connection to the node of ``key`` (None: any node of a cluster)."""
+        client = self.client
+        if not isinstance(client, RedisCluster):  # the hot path of one server: no key to look at
+            conn = getattr(self._local, "conn", None)
+            if conn is None:
+                conn = self._local.conn = client.connection_pool.make_connection()
+            if conn.should_reconnect():
+                conn.disconnect()
+            return conn
         conns: dict[str, Any] | None = getattr(self._local, "conns", None)
         if conns is None:
             conns = self._local.conns = {}
-        if not self.cluster:
-            name, pool = "", self.client.connection_pool  # type: ignore[union-attr]
-        else:
-            cluster: RedisCluster = self.client  # type: ignore[assignment]
-            node = (cluster.nodes_manager.get_node_from_slot(cluster.keyslot(key)) if key is not None
-                    else cluster.get_primaries()[0])
-            name, pool = node.name, cluster.get_redis_connection(node).connection_pool
+        node = (client.nodes_manager.get_node_from_slot(client.keyslot(key)) if key is not None
+                else client.get_primaries()[0])
+        name, pool = node.name, client.get_redis_connection(node).connection_pool
         conn = conns.get(name)
         if conn is None:
             conn = conns[name] = pool.make_connection()
@@ -230,11 +234,13 @@ class Router:
         """``commands`` (all in one hash slot on a cluster: ``key``'s, default the first key
         of the commands) in one round trip; each raw reply, or the ResponseError it was
         answered with (NOSCRIPT: ``scripts`` are loaded on that server and the commands sent again)."""
+        if not self.cluster:
+            conn = self.connection(None)
+            if not scripts:
+                return send_all(conn, commands)
+            return with_scripts(partial(load_script, conn), scripts, partial(send_all, conn, commands))
         if key is None:
             key = next((k for k in map(first_key, commands) if k is not None), None)
-        if not self.cluster:
-            conn = self.connection(key)
-            return with_scripts(partial(load_script, conn), scripts, partial(send_all, conn, commands))
         for pause in (*CLUSTER_RETRY_PAUSES, None):
             try:
                 conn = self.connection(key)
@@ -255,7 +261,8 @@ class Router:
         self._local.conns = {}
         time.sleep(pause)
         try:
-            self.client.nodes_manager.initialize()  # type: ignore[union-attr]
+            if isinstance(self.client, RedisCluster):  # only a cluster's connections are refreshed
+                self.client.nodes_manager.initialize()
         except (redis.RedisError, OSError):
             pass  # no node answers yet: the next try asks again
 

@@ -25,6 +25,7 @@ from api.redis_io import (
     pair,
     raise_first_error,
     router,
+    send,
 )
 
 STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
@@ -172,6 +173,8 @@ class Store:
         per-command layers) on this thread's own connection to the node of its key, made by
         the client's pool with its settings: no pool checkout (a lock and a poll of the
         socket) per command. The reply is the parser's raw reply (bytes, lists, None)."""
+        if not self.cluster:  # one command and its reply, as lean as it gets
+            return send(self._router.connection(None), args)
         return raise_first_error(self._router.send((args,)))[0]
 
     def execute_all(self, *commands: Command, scripts: tuple[Script, ...] = (), key: str | None = None) -> list[Any]:

@@ -78,10 +78,23 @@ BUDGETED = frozenset({"expert"})  # the levels whose thinking time a seat may se
 BUDGET_LIMITS_MS = (5, 250)  # the budget a seat may ask for, inclusive
 
 
+def _baselines() -> dict[str, Bot]:
+    """Bots kept only to measure progress against (``canasta bench bots``, tournaments); not
+    levels: the API offers :data:`NAMES` only."""
+    from bots.expert import Expert
+    from bots.greedy import Greedy
+
+    # the expert before issue 15: greedy rollouts, six candidates
+    return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6)}
+
+
+BASELINES = ("expert-2026-11",)
+
+
 def get(name: str) -> Bot:
     global _BOTS
     if _BOTS is None:
-        _BOTS = _registry()
+        _BOTS = {**_registry(), **_baselines()}
     try:
         return _BOTS[name]
     except KeyError:
@@ -129,4 +142,4 @@ def policy(name: str, rng: random.Random, budget: Budget | float | int | None = 
     return play
 
 
-__all__ = ["BUDGETED", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]
+__all__ = ["BASELINES", "BUDGETED", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]

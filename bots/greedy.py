@@ -108,7 +108,7 @@ class Greedy:
         takes = [a for a in actions if a["type"] == "take_pile"]
         if takes:
             best = max(takes, key=lambda a: self.take_score(v, a))
-            if self.take_score(v, best) > 0 or not any(a["type"] == "draw" for a in actions):
+            if self.worth_taking(self.take_score(v, best)) or not any(a["type"] == "draw" for a in actions):
                 return best
         for kind in ("draw", "pass"):
             for a in actions:
@@ -116,9 +116,13 @@ class Greedy:
                     return a
         return actions[0]
 
-    @staticmethod
-    def take_score(v: SeatView, a: Action) -> float:
-        """A rich pile is worth the cards it brings; a wild spent on a small pile is not."""
+    def worth_taking(self, score: float) -> bool:
+        """Whether a take of :meth:`take_score` ``score`` beats drawing (when both may be done)."""
+        return score > 0
+
+    def take_score(self, v: SeatView, a: Action) -> float:
+        """A rich pile is worth the cards it brings; a wild spent on a small pile is not.
+        (A method, not a static one: the standard bot's judges by its own measures.)"""
         used = [parse_card(c) for c in a.get("with", [])]
         wilds = sum(1 for k in used if IS_WILD[k])
         gain = v.pile_size * 8 + 10 * len(a.get("melds", []))

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bots import NAMES, Budget, policy
+from bots import BASELINES, NAMES, Budget, policy
 from bots.simulate import play_game
 from bots.stats import wilson
 from engine.rules import RuleOptions, RulesError, resolve
@@ -153,7 +153,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="canasta tournament", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rules", required=True, help="preset name (e.g. finnish, finnish-2p)")
-    p.add_argument("--bots", required=True, help="A,B: two of " + ", ".join(NAMES))
+    p.add_argument("--bots", required=True, help="A,B: two of " + ", ".join(NAMES + BASELINES))
     p.add_argument("--games", type=int, default=100)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
@@ -168,8 +168,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     names = [b.strip() for b in args.bots.split(",")]
-    if len(names) != 2 or any(n not in NAMES for n in names):
-        print(f"canasta tournament: --bots takes two of {', '.join(NAMES)}, e.g. greedy,random", file=sys.stderr)
+    if len(names) != 2 or any(n not in NAMES + BASELINES for n in names):
+        print(f"canasta tournament: --bots takes two of {', '.join(NAMES + BASELINES)}, e.g. greedy,random",
+              file=sys.stderr)
         return 2
     if args.games < 1:
         print("canasta tournament: --games must be at least 1", file=sys.stderr)

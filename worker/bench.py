@@ -3,7 +3,8 @@
 ``strength``: in-process tournaments (``bots.tournament``: seats swapped on the same decks),
 400 games per pairing by default, every pairing of :data:`PAIRINGS` in one run, in
 ``finnish`` (four players) and ``finnish-2p``. Goals: standard >= 75% over greedy, the
-expert at 15 ms per decision >= 65% over standard and >= 50% over the expert at 75 ms; the
+expert at 15 ms per decision >= 65% over standard and >= 50% over the expert as it was before
+(``expert-2026-11``: greedy rollouts, six candidates) at 75 ms; the
 thinking time per decision (p99) of standard <= 5 ms and of the expert at 15 ms <= 40 ms.
 
 ``latency``: N concurrent games of one human and three greedy bots on a real Redis (``--redis-url``
@@ -51,8 +52,8 @@ PAIRINGS = [
     ("standard", "greedy", "finnish", 0.75),
     ("expert@15", "standard", "finnish-2p", 0.65),
     ("expert@15", "standard", "finnish", 0.65),
-    ("expert@15", "expert@75", "finnish-2p", 0.50),
-    ("expert@15", "expert@75", "finnish", 0.50),
+    ("expert@15", "expert-2026-11@75", "finnish-2p", 0.50),
+    ("expert@15", "expert-2026-11@75", "finnish", 0.50),
 ]
 # p99 of the thinking time per decision that was not forced, ms, by level
 THINK_GOALS_MS = {"standard": 5.0, "expert@15": 40.0}
@@ -97,7 +98,7 @@ def strength(args: argparse.Namespace) -> int:
                 print(f"  {name}: {len(done)} games, A {part['a_win_rate']:.1%} {part['ci95']}",
                       file=sys.stderr, flush=True)
 
-        games = args.expert_games if args.expert_games and "expert" in (a_name, b_name) else args.games
+        games = args.expert_games if args.expert_games and "expert" in a_name + b_name else args.games
         results = tournament.run(match, games, args.jobs, progress)
         s = tournament.summary(match, results)
         a_ms_all = [x for r in results for x in r.a_ms]

@@ -6,6 +6,7 @@ worker and export suites run on a cluster with ``make test-cluster``."""
 
 from __future__ import annotations
 
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,18 +120,29 @@ def test_a_game_goes_on_across_a_failover_of_its_primary(cluster: LocalCluster, 
     """CLUSTER FAILOVER of the node that holds the game: the next requests meet MOVED (or a
     closed connection), re-read the slot table and go to the new primary; nothing is lost
     and nothing applied twice. The changes wait for the replica (WAITAOF 0 1 on the game's node)."""
-    app = _app(cluster, queue_redis, durability_replicas=1)
+    app = _app(cluster, queue_redis, durability_replicas=1, durability_timeout_ms=3000)
     client = app.test_client()
     store: Store = app.extensions["canasta"].store
     t = Table(client, four_humans(seed=3))
+
+    def move(action: dict[str, Any], etag: str) -> Any:
+        """As a client does: a 503 (not confirmed in time on a busy machine) is sent again
+        with the same Idempotency-Key, which applies the move once."""
+        key = uuid.uuid4().hex
+        for _ in range(5):
+            r = t.move(0, action, etag, **{"Idempotency-Key": key})
+            if r.status_code != 503:
+                return r
+        return r
+
     view, etag = t.view(0)
-    r = t.move(0, {"type": "draw"}, etag)
+    r = move({"type": "draw"}, etag)
     assert r.status_code == 200
     node = store.redis.get_node_from_key(store.keys.state(t.id))
     cluster.failover(node.port)
     assert store.redis.get_node_from_key(store.keys.state(t.id)).port == node.port  # the client does not know yet
     card = r.get_json()["view"]["legal"]["discards"][0]
-    r = t.move(0, {"type": "discard", "card": card}, r.headers["ETag"])
+    r = move({"type": "discard", "card": card}, r.headers["ETag"])
     assert r.status_code == 200, r.get_json()
     assert store.redis.get_node_from_key(store.keys.state(t.id)).port != node.port  # it followed the failover
     assert store.load(t.id).version == r.get_json()["version"] == store.event_count(t.id)
@@ -170,3 +182,21 @@ def test_the_event_hub_wakes_listeners_on_a_cluster(cluster: LocalCluster, queue
             await hub.close()
 
     asyncio.run(scenario())
+
+
+def test_serve_and_worker_refuse_a_cluster_without_a_queue_redis(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Before starting anything (no node is asked: the URL alone says it is a cluster)."""
+    from api.serve import main as serve
+    from worker.cli import main as worker
+
+    monkeypatch.delenv("CANASTA_QUEUE_URL", raising=False)
+    assert serve(["--redis-url", "redis+cluster://127.0.0.1:1", "--no-bot-worker"]) == 2
+    assert "CANASTA_QUEUE_URL" in capsys.readouterr().err
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        assert worker(["--redis-url", "redis+cluster://127.0.0.1:1"]) == 2
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)  # the worker's own, installed first thing
+    assert "CANASTA_QUEUE_URL" in capsys.readouterr().err

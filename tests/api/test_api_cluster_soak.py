@@ -49,7 +49,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = 24
 PLAYERS = 4  # client threads, each playing the human seats of GAMES / PLAYERS games
-DEADLINE_SECONDS = 420.0
+DEADLINE_SECONDS = 900.0  # 300-380 s here on a shared 2-core machine; CI allows 90 minutes in all
 FAULTS_AT = {"failover": 6.0, "kill_primary": 16.0, "kill_api": 26.0, "kill_worker": 32.0}  # s after the start
 
 

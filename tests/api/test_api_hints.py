@@ -81,7 +81,7 @@ def test_hints_have_their_own_lower_limit_per_token(limited: FlaskClient) -> Non
 
 
 def test_the_expert_thinks_within_its_budget(redis_url: str, key_prefix: str) -> None:
-    """The wall-clock budget is the server's setting: a long one is used in full (the expert
+    """The wall-clock budget is the server's setting: a long one is used (the expert
     searches until it runs out), a short one ends the search early."""
     timings = {}
     for budget in (1000, 20):

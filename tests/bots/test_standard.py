@@ -115,15 +115,15 @@ def test_it_goes_out_when_going_out_wins_the_hand() -> None:
     assert ours > theirs
 
 
-def test_a_decision_takes_under_5_ms_at_the_99th_percentile() -> None:
+def test_a_decision_takes_under_5_ms_of_cpu_at_the_99th_percentile() -> None:
     rules = resolve("finnish")
     rng = random.Random(4)
     times: list[float] = []
 
     def timed(state: State, seat: int, actions: list[dict]) -> dict:
-        started = time.perf_counter()
+        started = time.thread_time()  # CPU time: a shared machine's waits are not the bot's
         action = bots.choose_from("standard", state, seat, actions, rng)
-        times.append(time.perf_counter() - started)
+        times.append(time.thread_time() - started)
         return action
 
     from bots.simulate import play_game
@@ -131,4 +131,4 @@ def test_a_decision_takes_under_5_ms_at_the_99th_percentile() -> None:
         play_game(rules, random.Random(rng.random()), timed)
     times.sort()
     p99 = times[int(len(times) * 0.99)]
-    assert p99 < 0.005 * 3, f"p99 {p99 * 1000:.2f} ms"  # x3: a shared test machine; the bench measures 5 ms
+    assert p99 < 0.005, f"p99 {p99 * 1000:.2f} ms"

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+import bots
+from bots.greedy import Greedy
 from worker import bench
 
 
@@ -32,3 +34,10 @@ def test_strength_prints_each_pairing_with_an_interval_and_the_thinking_times(
 def test_a_bot_spec_names_a_level_and_its_budget() -> None:
     assert bench.bot_spec("expert@15", 75.0) == ("expert", 15.0)
     assert bench.bot_spec("standard", 75.0) == ("standard", 75.0)
+    assert bench.bot_spec("expert-2026-11@75", 15.0) == ("expert-2026-11", 75.0)
+
+
+def test_the_baseline_expert_is_a_bot_for_benchmarks_not_a_level() -> None:
+    old = bots.get("expert-2026-11")
+    assert old.max_candidates == 6 and type(old.greedy) is Greedy  # type: ignore[attr-defined]
+    assert "expert-2026-11" not in bots.NAMES and "expert-2026-11" not in bots.LEVELS
