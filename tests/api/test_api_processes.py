@@ -4,6 +4,7 @@ an event stream read from one sees the moves sent to the other."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 
 import pytest
@@ -43,6 +44,10 @@ def test_moves_alternate_between_processes(two_servers: tuple[Client, Client], s
 
     reader = threading.Thread(target=follow, daemon=True)
     reader.start()
+    deadline = time.monotonic() + 10
+    while not streamed and time.monotonic() < deadline:  # its snapshot first: no move before the stream
+        time.sleep(0.01)
+    assert streamed and streamed[0].type == "snapshot"
     servers = [a, b]
     accepted = 0
     turn = 0
