@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 import redis
@@ -20,6 +19,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     from api.http import Ctx
     from api.routes import events, games, meta, replays, web
     from api.store import NotDurable, Store, connect
+    from api.stream_limits import StreamLimits
 
     settings = config if isinstance(config, Settings) else Settings.from_env(config)
     app = Flask(__name__)
@@ -28,7 +28,8 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     games_redis = connect(settings.redis_url, longest_block)
     queue_url = settings.bot_queue_url  # a cluster without CANASTA_QUEUE_URL stops here, with the reason
     store = Store.for_settings(games_redis, settings, None if queue_url == settings.redis_url else connect(queue_url))
-    app.extensions["canasta"] = Ctx(settings, store, threading.BoundedSemaphore(max(1, settings.max_event_readers)))
+    limits = StreamLimits(settings.max_streams_per_token, settings.max_streams_per_address)
+    app.extensions["canasta"] = Ctx(settings, store, limits)
     errors.register(app)
 
     @app.errorhandler(redis.exceptions.ConnectionError)

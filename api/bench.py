@@ -1,6 +1,6 @@
 """``canasta bench api``: the API under load, on loopback only.
 
-Starts gunicorn (and, without REDIS_URL, an embedded Valkey), then drives it from one other
+Starts the API under granian (as ``canasta serve``; without REDIS_URL, an embedded Valkey), then drives it from one other
 process: an asyncio loop over raw HTTP/1.1 keep-alive connections (one per seat, like four
 players), request bytes built once per game. Each game is a 4-seat human game that the
 client plays with all four tokens, choosing every move from the seat view's legal summary
@@ -40,7 +40,7 @@ import orjson
 
 from api import procstat
 from api.embedded import EmbeddedRedis
-from api.serve import gunicorn_command, wait_healthy
+from api.serve import api_command, api_env, wait_healthy
 
 HOST = "127.0.0.1"  # loopback only
 REQUEST_TIMEOUT = 30.0
@@ -59,16 +59,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="offered moves/s over all games, paced per game (default 0: as fast as the "
                         "server answers, i.e. saturation; latency then is mostly queueing)")
     p.add_argument("--max-moves", type=int, default=1_000_000, help="stop after this many moves")
-    p.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
-    p.add_argument("--threads", type=int, default=16,
-                   help="gunicorn threads per worker (default 16, as canasta serve)")
+    p.add_argument("--workers", type=int, default=2, help="API processes, granian workers (default 2)")
+    p.add_argument("--threads", type=int, default=4,
+                   help="Flask threads per API process (default 4, as canasta serve)")
     p.add_argument("--rate-limit", action="store_true",
                    help="keep the rate limiter on (its per-address limit raised so that it counts "
                         "but never refuses the benchmark's single address)")
     p.add_argument("--fanout-games", type=int, default=2,
                    help="games of the event fan-out phase, after the moves phase: every seat long-polls "
-                        "its events while the game is played (default 2; each waiting poll holds a "
-                        "server thread; 0 skips the phase)")
+                        "its events while the game is played (default 2; 0 skips the phase)")
     p.add_argument("--fanout-seconds", type=float, default=5.0, help="the fan-out phase (default 5)")
     p.add_argument("--think-ms", type=float, default=100.0,
                    help="fan-out phase: pause before each move (default 100)")
@@ -80,6 +79,13 @@ def _parser() -> argparse.ArgumentParser:
                         "as deployed) and waitaof: the embedded Valkey keeps an append-only file fsynced "
                         "before every reply; off: a Valkey with no persistence")
     p.add_argument("--rounds", type=int, default=1, help="rounds of the --durability modes (default 1)")
+    p.add_argument("--listeners", type=_counts, default=[0],
+                   help="open listeners during the moves phase: each seat of N/4 extra games holds an SSE stream "
+                        "or a long-poll (alternately), in a process of their own; several counts separated by "
+                        "commas are run alternately (--rounds), e.g. 0,5000 (default 0)")
+    p.add_argument("--listener-moves", type=float, default=20.0,
+                   help="moves/s played in the listeners' games, over all of them, to measure the time from a "
+                        "move to each listener (default 20; not counted in the measured moves)")
     p.add_argument("--cluster", action="store_true",
                    help="run each round on one Valkey and on a local 3-primary Redis Cluster (3 replicas), "
                         "and compare them (--redis-url is not used)")
@@ -92,6 +98,16 @@ def _modes(text: str) -> list[str]:
     if bad or not modes:
         raise argparse.ArgumentTypeError(f"modes are off, fsync, waitaof (or compare), not {text!r}")
     return modes
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        counts = [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"listener counts are whole numbers, not {text!r}") from None
+    if not counts or any(c < 0 for c in counts):
+        raise argparse.ArgumentTypeError(f"listener counts are whole numbers >= 0, not {text!r}")
+    return counts
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -243,8 +259,7 @@ async def _player(idx: int, client: Client, stats: Stats, max_moves: int, rng: r
     ``interval`` seconds at most (a late move is sent at once and the schedule moves on from
     it: no catching up in bursts, so the offered rate never exceeds the one asked for)."""
     slot = time.monotonic() + rng.random() * interval
-    # connections are opened on first use: gunicorn's gthread worker hands a new connection
-    # to a thread that waits for its first request, so idle new connections hold threads
+    # connections are opened on first use (a server may give each new connection resources)
     conns: list[_Conn | None] = [None] * 4
 
     async def request(seat: int, raw: bytes, *, resend: bool) -> tuple[int, bytes]:
@@ -377,7 +392,7 @@ async def _fanout_phase(client: Client, games: int, seconds: float, think_s: flo
     *other* seat's poll returning its event: how soon players learn what happened."""
     fanout_ms: list[float] = []
     move_ms: list[float] = []
-    busy = [0]  # waiting polls refused by the server's reader cap (503)
+    busy = [0]  # waiting polls refused by the server's stream limits (429)
     errors: list[str] = []
     stop = time.monotonic() + seconds
     sent: dict[tuple[str, int], tuple[float, int]] = {}  # (game, version) -> (send time, mover)
@@ -390,7 +405,7 @@ async def _fanout_phase(client: Client, games: int, seconds: float, think_s: flo
                 raw = _get(f"/games/{gid}/events?after={after}&wait={POLL_WAIT}", token)
                 status, body = await client.request(conn, raw)
                 now = time.perf_counter()
-                if status == 503:
+                if status == 429:
                     busy[0] += 1
                     await asyncio.sleep(0.2)
                     continue
@@ -531,7 +546,7 @@ def drive(port: int, args: dict[str, Any], server_pids: list[int], redis_url: st
         r = connect(redis_url)
 
         def server_cpu() -> dict[str, float]:
-            return {"gunicorn": sum(procstat.cpu_seconds(p) for p in server_pids), "redis": redis_cpu_seconds(r)}
+            return {"server": sum(procstat.cpu_seconds(p) for p in server_pids), "redis": redis_cpu_seconds(r)}
 
         out.put(asyncio.run(_drive(port, args, server_cpu)))
     except Exception as e:  # noqa: BLE001
@@ -548,9 +563,10 @@ def drive(port: int, args: dict[str, Any], server_pids: list[int], redis_url: st
 
 
 # -- the run ------------------------------------------------------------------------------
-def run(args: argparse.Namespace, durability: str = "fsync", cluster: bool = False) -> dict[str, Any]:
+def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0, cluster: bool = False) -> dict[str, Any]:
     """One measured run: on ``--redis-url`` (else ``$REDIS_URL``, else an embedded Valkey),
-    or with ``cluster`` on a local cluster started for the run (and a queue Valkey)."""
+    or with ``cluster`` on a local cluster started for the run (and a queue Valkey); with
+    ``listeners`` open during the moves phase."""
     from api.localcluster import LocalCluster
     from api.redis_io import connect
     from api.store import Store
@@ -579,15 +595,16 @@ def run(args: argparse.Namespace, durability: str = "fsync", cluster: bool = Fal
         env = {**os.environ, **queue_env, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix,
                "CANASTA_RATE_LIMIT": "1" if args.rate_limit else "0",
                "CANASTA_DURABILITY": durability}
-        env.setdefault("CANASTA_MAX_EVENT_READERS", str(max(1, args.threads - 4)))  # as canasta serve
+        env["CANASTA_MAX_STREAMS_PER_ADDRESS"] = "0"  # every listener of the bench has one address
         if args.rate_limit:  # every request of the bench comes from one address
             env["CANASTA_RATE_LIMIT_PER_ADDRESS"] = "1000000000"
-        server = subprocess.Popen(gunicorn_command(HOST, port, args.workers, args.threads), env=env)
+        server = subprocess.Popen(api_command(HOST, port, args.workers), env=api_env(env, args.threads))
         if not wait_healthy(f"http://{HOST}:{port}", server, timeout=30):
             raise RuntimeError("the API did not start")
         workers = procstat.children(server.pid)
         ctx = multiprocessing.get_context("spawn")
         queue = ctx.Queue()
+        listening = _start_listeners(ctx, port, listeners, args) if listeners else None
         params = {k: getattr(args, k) for k in ("games", "seconds", "warmup", "health_seconds", "max_moves",
                                                 "seed", "rate", "fanout_games", "fanout_seconds", "think_ms")}
         load_before = procstat.loadavg()
@@ -597,6 +614,9 @@ def run(args: argparse.Namespace, durability: str = "fsync", cluster: bool = Fal
         proc.join(30)
         if "fatal" in stats:
             raise RuntimeError(f"the load generator failed: {stats['fatal']}")
+        if listening is not None:
+            stats["listening"] = _stop_listeners(*listening)
+        stats["listeners_n"] = listeners
         stats["loadavg"] = (load_before, procstat.loadavg())
         store = Store(connect(url), prefix)
         games = stats["active_games"]
@@ -631,6 +651,31 @@ def run(args: argparse.Namespace, durability: str = "fsync", cluster: bool = Fal
             local.stop()
 
 
+LISTENERS_START_SECONDS = 180  # the listeners' games created and every listener open within this
+
+
+def _start_listeners(ctx: Any, port: int, count: int, args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """The listeners' process, once all its listeners are open (api/bench_listeners.py)."""
+    from api.bench_listeners import listen
+
+    started, stop, out = ctx.Event(), ctx.Event(), ctx.Queue()
+    proc = ctx.Process(target=listen, args=(port, count, args.listener_moves, args.seed, started, stop, out))
+    proc.start()
+    if not started.wait(LISTENERS_START_SECONDS):
+        stop.set()
+        raise RuntimeError("the listeners did not open in time")
+    return proc, stop, out
+
+
+def _stop_listeners(proc: Any, stop: Any, out: Any) -> dict[str, Any]:
+    stop.set()
+    found: dict[str, Any] = out.get(timeout=60)
+    proc.join(30)
+    if "fatal" in found:
+        raise RuntimeError(f"the listeners failed: {found['fatal']}")
+    return found
+
+
 def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
     elapsed = stats["elapsed"]
     moves = stats["moves"]
@@ -645,11 +690,11 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
         return (hb["cpu_server"].get(kind, 0.0) + ha["cpu_server"].get(kind, 0.0)) * 500
 
     cpu = stats["cpu_server"]
-    move_cpu = (cpu["gunicorn"] + cpu["redis"] + stats["cpu_client"]) / moves if moves else 0.0
-    health_all = (health_cpu("gunicorn") + health_cpu("redis") + (hb["cpu_client"] + ha["cpu_client"]) * 500) / 1000
+    move_cpu = (cpu["server"] + cpu["redis"] + stats["cpu_client"]) / moves if moves else 0.0
+    health_all = (health_cpu("server") + health_cpu("redis") + (hb["cpu_client"] + ha["cpu_client"]) * 500) / 1000
     rows = [
         ("concurrent games", f"{args.games} (4 human seats each, one keep-alive connection per seat)"),
-        ("gunicorn", f"{args.workers} workers x {args.threads} threads (gthread), rate limiter "
+        ("server", f"granian, {args.workers} workers x {args.threads} Flask threads (ASGI), rate limiter "
                      f"{'ON' if args.rate_limit else 'off'}"),
         ("redis", f"{stats['redis_url']} ({stats['redis_version']})"),
         ("durability", stats["durability"]),
@@ -667,9 +712,9 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
         # not move when other processes take CPU from one phase and not the other
         ("same ratio, by CPU time", f"{health_all / move_cpu:.3f}  (all-in CPU per /healthz : per accepted move, "
                                     "server + redis + client)" if move_cpu else "n/a"),
-        ("CPU ms per accepted move", f"gunicorn {per_move(cpu['gunicorn'])}, redis {per_move(cpu['redis'])}, "
+        ("CPU ms per accepted move", f"server {per_move(cpu['server'])}, redis {per_move(cpu['redis'])}, "
                                      f"client {per_move(stats['cpu_client'])}"),
-        ("CPU ms per /healthz", f"gunicorn {health_cpu('gunicorn'):.3f}, redis {health_cpu('redis'):.3f}, "
+        ("CPU ms per /healthz", f"server {health_cpu('server'):.3f}, redis {health_cpu('redis'):.3f}, "
                                 f"client {(hb['cpu_client'] + ha['cpu_client']) * 500:.3f}"),
         ("Redis memory per active game", f"{stats['memory_per_game'] / 1024:.1f} KiB "
                                          f"(state + events + log, {len(stats['active_games'])} games in progress, "
@@ -684,8 +729,20 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
             f"{_percentile(lat, .5):.1f} / {_percentile(lat, .99):.1f} ms from sending a move to each other "
             f"seat's long-poll returning it ({len(lat)} deliveries, {fan['games']} games x 4 readers, "
             f"{args.think_ms:.0f} ms think time; moves p50 {_percentile(fan['move_ms'], .5):.1f} ms; "
-            f"{fan['busy']} polls refused by the reader cap)") if lat else "n/a (no deliveries)"))
+            f"{fan['busy']} polls refused by the stream limits)") if lat else "n/a (no deliveries)"))
+    lis = stats.get("listening")
+    if lis is not None:
+        commit, sent = lis["commit_ms"], lis["send_ms"]
+        rows.append(("open listeners", f"{lis['opened']['sse']} SSE streams + {lis['opened']['poll']} long-polls of "
+                                       f"{lis['listeners']} ({lis['refused']} refused, {lis['error_count']} errors) "
+                                       f"on {(lis['listeners'] + 3) // 4} extra games, {lis['moves']} moves played "
+                                       f"there ({args.listener_moves:.0f}/s offered)"))
+        rows.append(("move -> listener p50 / p99", (
+            f"{_percentile(commit, .5):.1f} / {_percentile(commit, .99):.1f} ms from the commit (event id's "
+            f"server time), {_percentile(sent, .5):.1f} / {_percentile(sent, .99):.1f} ms from sending the move; "
+            f"{len(commit)} deliveries") if commit else "n/a (no deliveries)"))
     fan_errors = fan["errors"] if fan is not None else []
+    fan_errors = fan_errors + (lis["errors"] if lis is not None else [])
     if stats["errors"] or stats["stuck"] or hb["errors"] or ha["errors"] or fan_errors:
         errs = stats["errors"] + hb["errors"] + ha["errors"] + fan_errors
         rows.append(("errors", f"{len(errs)} errors, {stats['stuck']} stuck: {errs[:3]}"))
@@ -695,22 +752,33 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
 
 def _errors(stats: dict[str, Any]) -> list[str]:
     errors = stats["errors"] + stats["health_before"]["errors"] + stats["health_after"]["errors"]
-    return errors + stats.get("fanout", {}).get("errors", [])
+    return errors + stats.get("fanout", {}).get("errors", []) + stats.get("listening", {}).get("errors", [])
 
 
 def compare(runs: list[dict[str, Any]]) -> str:
     """Moves/s and latency per durability mode, run by run, and each mode's moves : /healthz
     ratio against durability off's (the ratio cancels load that moves both phases of a run)."""
-    lines = ["durability  accepted moves/s  p50 ms  p99 ms  /healthz req/s  moves : /healthz"]
+    lines = ["durability  listeners  accepted moves/s  p50 ms  p99 ms  /healthz req/s  moves : /healthz  "
+             "move -> listener p99 ms (from commit)"]
     ratios: dict[str, list[float]] = {}
+    rates: dict[int, list[float]] = {}
     for stats in runs:
         rate = stats["moves"] / stats["elapsed"] if stats["elapsed"] else 0.0
         health = (stats["health_before"]["rate"] + stats["health_after"]["rate"]) / 2
         ratio = rate / health if health else 0.0
         ratios.setdefault(stats["mode"], []).append(ratio)
-        lines.append(f"{stats['mode']:<10}  {rate:>16.0f}  {_percentile(stats['move_ms'], .5):>6.1f}  "
-                     f"{_percentile(stats['move_ms'], .99):>6.1f}  {health:>14.0f}  {ratio:>16.3f}")
-    if "off" in ratios:
+        rates.setdefault(stats["listeners_n"], []).append(rate)
+        lis = stats.get("listening")
+        fan = f"{_percentile(lis['commit_ms'], .99):.1f}" if lis and lis["commit_ms"] else "-"
+        lines.append(f"{stats['mode']:<10}  {stats['listeners_n']:>9}  {rate:>16.0f}  "
+                     f"{_percentile(stats['move_ms'], .5):>6.1f}  {_percentile(stats['move_ms'], .99):>6.1f}  "
+                     f"{health:>14.0f}  {ratio:>16.3f}  {fan:>8}")
+    if 0 in rates and len(rates) > 1:
+        base_rate = statistics.mean(rates[0])
+        for n, values in rates.items():
+            if n and base_rate:
+                lines.append(f"{n} listeners: {statistics.mean(values) / base_rate:.0%} of the moves/s without them")
+    if "off" in ratios and len(ratios) > 1:
         base = statistics.mean(ratios["off"])
         for mode, values in ratios.items():
             if mode != "off" and base:
@@ -736,26 +804,29 @@ def compare_cluster(runs: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if any(args.listeners):
+        procstat.raise_open_files_limit()  # the server inherits it
     if args.cluster:
         pairs: list[dict[str, Any]] = []
         for _ in range(max(1, args.rounds)):
             for mode in args.durability:
                 for on_cluster in (False, True):  # same round, one after the other
-                    stats = run(args, mode, cluster=on_cluster)
+                    stats = run(args, mode, args.listeners[0], cluster=on_cluster)
                     print(f"-- {stats['mode']}\n{report(stats, args)}\n", flush=True)
                     pairs.append(stats)
         print(compare_cluster(pairs), flush=True)
         return 1 if any(_errors(stats) for stats in pairs) else 0
-    if len(args.durability) == 1 and args.rounds <= 1:
-        stats = run(args, args.durability[0])
+    if len(args.durability) == 1 and len(args.listeners) == 1 and args.rounds <= 1:
+        stats = run(args, args.durability[0], args.listeners[0])
         print(report(stats, args), flush=True)
         return 1 if _errors(stats) else 0
     runs: list[dict[str, Any]] = []
     for _ in range(max(1, args.rounds)):
         for mode in args.durability:
-            stats = run(args, mode)
-            print(f"-- CANASTA_DURABILITY={mode}\n{report(stats, args)}\n", flush=True)
-            runs.append(stats)
+            for listeners in args.listeners:
+                stats = run(args, mode, listeners)
+                print(f"-- CANASTA_DURABILITY={mode}, {listeners} listeners\n{report(stats, args)}\n", flush=True)
+                runs.append(stats)
     print(compare(runs), flush=True)
     return 1 if any(_errors(stats) for stats in runs) else 0
 

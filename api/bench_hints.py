@@ -1,6 +1,6 @@
 """``canasta bench hints``: hints under load, against /healthz in the same run, loopback only.
 
-Starts gunicorn (and, without REDIS_URL, an embedded Valkey) and creates ``--games`` four-seat
+Starts the API under granian (and, without REDIS_URL, an embedded Valkey) and creates ``--games`` four-seat
 human games in which the first seat has drawn (a play phase: many options, so the expert
 really searches). Then, with the same asyncio HTTP/1.1 client as ``canasta bench api``:
 
@@ -38,7 +38,7 @@ import bots
 from api import procstat
 from api.bench import HOST, Client, _get, _health_phase, _percentile, _post
 from api.embedded import EmbeddedRedis
-from api.serve import gunicorn_command, wait_healthy
+from api.serve import api_command, api_env, wait_healthy
 
 CREATE_BODY = orjson.dumps({"preset": "classic", "seats": [{"name": f"hint{i}"} for i in range(4)]})
 DRAW = orjson.dumps({"action": {"type": "draw"}})
@@ -50,8 +50,8 @@ OPTIONS: list[tuple[str, type, float, str]] = [
     ("--connections", int, 16, "concurrent clients"),
     ("--seconds", float, 10.0, "each hint phase"),
     ("--health-seconds", float, 5.0, "the /healthz phase"),
-    ("--workers", int, 2, "gunicorn workers"),
-    ("--threads", int, 16, "threads per worker, as canasta serve"),
+    ("--workers", int, 2, "API processes (granian workers)"),
+    ("--threads", int, 4, "Flask threads per API process, as canasta serve"),
 ]
 
 
@@ -137,7 +137,7 @@ def _start_server(url: str, prefix: str, args: argparse.Namespace, limiter: bool
         port = s.getsockname()[1]
     env = {**os.environ, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix,
            "CANASTA_RATE_LIMIT": "1" if limiter else "0", "CANASTA_RATE_LIMIT_PER_ADDRESS": "1000000000"}
-    server = subprocess.Popen(gunicorn_command(HOST, port, args.workers, args.threads), env=env)
+    server = subprocess.Popen(api_command(HOST, port, args.workers), env=api_env(env, args.threads))
     if not wait_healthy(f"http://{HOST}:{port}", server, timeout=30):
         server.terminate()
         raise RuntimeError("the API did not start")
@@ -211,7 +211,7 @@ def report(out: dict[str, Any], args: argparse.Namespace) -> str:
 
     h = out["health"]
     rows = [
-        ("server", f"gunicorn {args.workers} workers x {args.threads} threads; redis {out['redis_version']}; "
+        ("server", f"granian {args.workers} workers x {args.threads} Flask threads; redis {out['redis_version']}; "
                    f"{args.connections} connections"),
         ("load average", f"{out['loadavg'][0]} -> {out['loadavg'][-1]}"),
         ("/healthz (baseline)", f"{h['rate']:.0f}/s  (p50 {h['p50']:.1f} ms, p99 {h['p99']:.1f} ms)"),

@@ -6,7 +6,7 @@
 -- ARGV[2] meta JSON ("" = unchanged)      ARGV[3] engine state JSON ("" = unchanged)
 -- ARGV[4] expiry of the game's keys, seconds
 -- ARGV[5] idempotency record ("" = none)  ARGV[6] its expiry, seconds
--- ARGV[7] wake-up channel
+-- ARGV[7] wake-up channel (sharded pub/sub: SPUBLISH, the game's hash tag, Redis >= 7)
 -- ARGV[8] events kept: the stream is trimmed to about this many (0: all are kept)
 -- ARGV[9] "1": start the turn clock: field turn_at = this server's TIME in ms (the seat to
 --         act has been to act since then; every API process reads the same clock)
@@ -79,5 +79,5 @@ if idem and ARGV[5] ~= '' then
   redis.call('SET', idem, ARGV[5], 'EX', tonumber(ARGV[6]))
 end
 
-redis.call('PUBLISH', ARGV[7], version)
+redis.call('SPUBLISH', ARGV[7], version)
 return {'ok', version, id, length - chunks, chunks}

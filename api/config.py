@@ -101,9 +101,10 @@ class Settings:
     # the event stream keeps about this many recent events per game (0: all); a reader
     # resuming from an older id gets a snapshot of its view first
     events_keep: int = 100
-    # open event readers (SSE streams, long-polls that wait) per process: each holds one of
-    # the server's threads, so moves keep the rest (``canasta serve`` sets threads - 4)
-    max_event_readers: int = 12
+    # open event streams (SSE streams, long-polls that wait) per token and per client address
+    # in one API process (0: no limit); beyond, 429 too_many_streams
+    max_streams_per_token: int = 8
+    max_streams_per_address: int = 1000
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

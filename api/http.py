@@ -17,6 +17,7 @@ from api.config import Settings
 from api.errors import ApiError
 from api.keys import GAME_ID_RE
 from api.store import Store
+from api.stream_limits import StreamLimits
 from api.tokens import TOKEN_RE
 
 JSON = "application/json"
@@ -42,12 +43,12 @@ class FailureCount:
 
 @dataclass(frozen=True)
 class Ctx:
-    """Per-process objects: the settings, the Redis store (no game state), the count of
-    open event readers, and of the rate limiter's failures."""
+    """Per-process objects: the settings, the Redis store (no game state), the counts of
+    open event streams, and of the rate limiter's failures."""
 
     settings: Settings
     store: Store
-    event_readers: threading.BoundedSemaphore
+    stream_limits: StreamLimits
     rate_limiter_failures: FailureCount = field(default_factory=FailureCount)
 
 

@@ -1,4 +1,4 @@
-"""``canasta serve``: gunicorn (gthread) on ``api:create_app()``, a bot worker pool and, without
+"""``canasta serve``: granian (ASGI, ``api.asgi:create_asgi_app``), a bot worker pool and, without
 ``REDIS_URL``, a private embedded Valkey that keeps its data in a data directory (the
 append-only file, fsynced before every reply): stopped and started again on the same
 directory, it continues every game, its bot queue included. SIGTERM or Ctrl-C stops
@@ -17,6 +17,7 @@ import time
 import urllib.request
 from types import FrameType
 
+from api.asgi import DEFAULT_THREADS
 from api.embedded import DataDirInUse, EmbeddedRedis, default_data_dir
 
 
@@ -24,10 +25,10 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="canasta serve", description=__doc__)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
-    p.add_argument("--threads", type=int, default=16,
-                   help="threads per worker (default 16; each open event stream or waiting long-poll "
-                        "holds one: at most threads - 4 of them per worker, CANASTA_MAX_EVENT_READERS)")
+    p.add_argument("--workers", type=int, default=2, help="API processes (granian workers; default 2)")
+    p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                   help=f"Flask threads per API process (default {DEFAULT_THREADS}; open event streams and "
+                        "waiting long-polls hold none: they wait on the process's event loop)")
     p.add_argument("--redis-url", default=None, help="Redis URL (default: $REDIS_URL, else an embedded Valkey)")
     p.add_argument("--data-dir", default=None,
                    help=f"the embedded Valkey's data (default: $XDG_DATA_HOME/canasta, else {default_data_dir()}; "
@@ -36,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="bot worker processes (default 2: a bot run waits on Redis part of the time, "
                         "so one more process than the API leaves free fills it; see BENCHMARKS.md)")
     p.add_argument("--no-bot-worker", action="store_true", help="do not start the bot worker")
-    p.add_argument("--access-log", action="store_true", help="print gunicorn's access log")
+    p.add_argument("--access-log", action="store_true", help="print granian's access log")
     return p
 
 
@@ -48,16 +49,31 @@ def worker_available() -> bool:
         return False
 
 
-def gunicorn_command(host: str, port: int, workers: int, threads: int, access_log: bool = False) -> list[str]:
+KILL_TIMEOUT_SECONDS = 2  # a worker that has not stopped by then is killed (granian waits forever)
+# requests in flight per worker (granian's --backpressure; its default is backlog / workers,
+# 512): every open event stream and waiting long-poll is one, so it must be well above them
+REQUESTS_PER_WORKER = 20_000
+BACKLOG = 4096  # connections waiting to be accepted (a crowd reconnecting at once)
+
+
+def api_command(host: str, port: int, workers: int, access_log: bool = False) -> list[str]:
+    """granian serving the ASGI app; a worker that dies is started again. Its Flask threads:
+    ``CANASTA_THREADS`` in the environment (:func:`api_env`)."""
     cmd = [
-        sys.executable, "-m", "gunicorn",
-        "--worker-class", "gthread", "--workers", str(workers), "--threads", str(threads),
-        "--bind", f"{host}:{port}", "--graceful-timeout", "5", "--timeout", "60",
-        "--keep-alive", "5", "--log-level", "warning",
+        sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
+        "--host", host, "--port", str(port), "--workers", str(workers),
+        "--respawn-failed-workers", "--workers-kill-timeout", str(KILL_TIMEOUT_SECONDS),
+        "--backlog", str(BACKLOG), "--backpressure", str(REQUESTS_PER_WORKER),
+        "--log-level", "warning",
     ]
     if access_log:
-        cmd += ["--access-logfile", "-"]
-    return cmd + ["api:create_app()"]
+        cmd.append("--access-log")
+    return cmd + ["api.asgi:create_asgi_app"]
+
+
+def api_env(env: dict[str, str], threads: int) -> dict[str, str]:
+    """``env`` with the API's Flask threads per process."""
+    return {**env, "CANASTA_THREADS": str(max(1, threads))}
 
 
 def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> bool:
@@ -76,7 +92,7 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0)
 
 
 def part_name(proc: subprocess.Popen[bytes]) -> str:
-    """What a child of ours runs, for messages: "gunicorn ..." or "cli.main worker"."""
+    """What a child of ours runs, for messages: "granian --interface" or "cli.main worker"."""
     args = proc.args
     return " ".join(str(a) for a in args[2:4]) if isinstance(args, list) else str(args)
 
@@ -150,10 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"redis: {url}", flush=True)
             _warn_persistence(url)
         env = {**os.environ, "REDIS_URL": url}
-        # every open event stream holds a thread: leave four of each worker's for moves
-        env.setdefault("CANASTA_MAX_EVENT_READERS", str(max(1, args.threads - 4)))
-        api = subprocess.Popen(gunicorn_command(args.host, args.port, args.workers, args.threads, args.access_log),
-                               env=env)
+        api = subprocess.Popen(api_command(args.host, args.port, args.workers, args.access_log),
+                               env=api_env(env, args.threads))
         procs.append(api)
         if not args.no_bot_worker and worker_available():
             procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", url,

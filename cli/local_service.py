@@ -1,5 +1,5 @@
 """The whole service on this machine for one player: what ``canasta serve`` runs (a private
-Valkey unless a Redis URL is given, the API under gunicorn, a bot worker), on a free
+Valkey unless a Redis URL is given, the API under granian, a bot worker), on a free
 loopback port and quietly, so that ``canasta play`` needs no server started beforehand.
 
 The parts are ``canasta serve``'s own (:mod:`api.serve`, :mod:`api.embedded`). They run
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from api.embedded import EmbeddedRedis
 from api.serve import _stop as stop_processes
-from api.serve import gunicorn_command, part_name, wait_healthy, worker_available
+from api.serve import api_command, api_env, part_name, wait_healthy, worker_available
 
 STARTUP_SECONDS = 60.0  # a loaded 2-core machine takes a few seconds; a broken one fails sooner
 
@@ -80,11 +80,11 @@ class LocalService:
             self.embedded = EmbeddedRedis()
             url = self.embedded.start()
         port = free_port()
-        env = {**os.environ, "REDIS_URL": url, "CANASTA_MAX_EVENT_READERS": str(max(1, self.threads - 4))}
+        env = api_env({**os.environ, "REDIS_URL": url}, self.threads)
         if self.test_seeds:
             env["CANASTA_TEST_SEEDS"] = "1"
         with self.log_path.open("ab") as log:
-            api = subprocess.Popen(gunicorn_command("127.0.0.1", port, 1, self.threads), env=env,
+            api = subprocess.Popen(api_command("127.0.0.1", port, 1), env=env,
                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True)
             self.procs.append(api)

@@ -28,6 +28,7 @@ from rq.utils import now as rq_now
 
 from api.botqueue import SERIALIZER, BotKeys, rq_queue
 from api.config import Settings, queue_url
+from worker import runner
 from worker.config import WorkerConfig
 from worker.sweeper import Sweeper, sweep_once
 
@@ -135,9 +136,14 @@ class BotWorker(SimpleWorker):
         if BotWorker.stop_asked:
             self._stop_requested = True
 
+    def request_stop(self, signum: int, frame: FrameType | None) -> None:
+        runner.STOP.set()  # the current run hands its game on after its next move
+        super().request_stop(signum, frame)
+
 
 def _ask_stop(signum: int, frame: FrameType | None) -> None:
     BotWorker.stop_asked = True
+    runner.STOP.set()
 
 
 def _make_worker(redis: Any, cfg: WorkerConfig) -> SimpleWorker:

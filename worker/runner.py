@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from typing import Any
 
@@ -28,6 +29,10 @@ from worker.lease import Lease
 log = logging.getLogger("canasta.worker")
 
 FALLBACK_AFTER = 2  # failed attempts after which a run plays the random bot
+# Set when this worker process is asked to stop (worker/cli.py): a run then hands its game to
+# a new job after its next move instead of playing out its time slice, so that a stop takes
+# a move's time, not a slice's; the queued job goes on when a worker is back.
+STOP = threading.Event()
 MAX_ILLEGAL = 3  # illegal choices in one run before it gives up (the job then fails and retries)
 
 _settings: dict[str, Settings] = {}
@@ -146,8 +151,8 @@ class BotRun:
             if name is None:
                 return game, False
             assert game is not None and game.state is not None
-            if self.moves and time.monotonic() - started > self.cfg.slice_seconds:
-                return game, True  # let other games' jobs run; a new job goes on
+            if self.moves and (time.monotonic() - started > self.cfg.slice_seconds or STOP.is_set()):
+                return game, True  # let other games' jobs run (or the worker stop); a new job goes on
             seat = game.state.to_act
             action = self.decide(name if attempt < FALLBACK_AFTER and self.illegal == 0 else "random", game, seat)
             move = MoveRequest(self.game_id, seat, action, game.version, answer_view=False, by_bot_run=True)

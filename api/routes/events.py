@@ -1,20 +1,33 @@
-"""Events: Server-Sent Events, or a JSON long-poll for clients without SSE."""
+"""Events: Server-Sent Events, or a JSON long-poll for clients without SSE.
+
+The checks (game, token, parameters, stream limits) and whatever is there already are
+answered here, in a worker thread. The waiting is handed to the process's event hub
+(``api/hub.py``) when the server runs the ASGI app (``api/asgi.py``): an open stream then
+costs no thread. Under a plain WSGI server (or Flask's test client) this thread waits
+itself, reading the game's stream with ``XREAD BLOCK``.
+"""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
-import orjson
-from flask import Blueprint, Response, request, stream_with_context
+from flask import Blueprint, Response, request
 
 from api import service
+from api.config import Settings
 from api.errors import ApiError
 from api.http import bearer_token, check_game_id, ctx, json_response
+from api.hub import Handoff, Listener, id_key, sse_message
 from api.store import Store, is_stream_id
 
 bp = Blueprint("events", __name__)
+
+HANDOFF_KEY = "canasta.handoff"  # the ASGI scope's box for a Handoff (api/asgi.py)
+SSE_RETRY_MS = 2000  # EventSource reconnects after this
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+POLL_HEADERS = {"Cache-Control": "no-store"}
 
 
 def _event_id(value: str | None, name: str) -> str | None:
@@ -56,39 +69,34 @@ def events(game_id: str) -> Response:
     seat = service.authenticate(game, token)
     polling = "after" in request.args or "wait" in request.args
     if not polling and "text/event-stream" in request.headers.get("Accept", ""):
-        if not c.event_readers.acquire(blocking=False):
-            # A browser's EventSource gives up for good on any status but 200, so a stream
-            # past the cap is not refused: it brings the reader up to date and ends, and the
-            # reader comes back after ``retry`` (with Last-Event-ID) to try for a slot.
-            return _sse_catch_up(c.store, game, seat, last_id, resume)
-        try:
-            return _sse(c.store, game, seat, last_id, resume, c.settings.sse_ping_seconds,
-                        c.settings.sse_max_seconds, c.event_readers)
-        except BaseException:
-            c.event_readers.release()
-            raise
-    if after is None or wait <= 0:
-        return _poll(c.store, game, seat, last_id, after, wait)
-    _take_reader_slot(c.event_readers)
+        return _sse(c.store, c.settings, game, seat, last_id, resume, token)
+    if after is None or _missed(c.store, game.id, after):
+        body = {"snapshot": service.game_view(game, seat), "events": [], "last_id": last_id}
+        return json_response(body, headers=POLL_HEADERS)
+    found = c.store.events_after(game.id, after)
+    if found or wait <= 0:
+        return _page(found, seat, after)
+    release = c.stream_limits.acquire(token, request.remote_addr or "unknown")
+    box = _handoff_box()
+    if box is not None:  # the hub waits; these headers go with its answer
+        box["handoff"] = Handoff("poll", Listener(game.id, seat, after), wait, 0.0, release)
+        return json_response({}, headers=POLL_HEADERS)
     try:
-        return _poll(c.store, game, seat, last_id, after, wait)
+        return _page(c.store.wait_events(game.id, after, int(wait * 1000)), seat, after)
     finally:
-        c.event_readers.release()
+        release()
 
 
-def _take_reader_slot(readers: threading.BoundedSemaphore) -> None:
-    """An open stream or a waiting poll holds one of the server's threads until it ends; past
-    ``max_event_readers`` of them a reader is told to come back, so that moves always find a
-    thread (instead of everyone waiting behind the readers)."""
-    if not readers.acquire(blocking=False):
-        raise ApiError(503, "event_readers_busy",
-                       "This server holds as many open event readers as it may; retry shortly "
-                       "(or poll without waiting).", headers={"Retry-After": "5"})
+def _handoff_box() -> dict[str, Any] | None:
+    """Where the ASGI app takes a :class:`Handoff` from; None under a WSGI server."""
+    scope = request.environ.get("asgi.scope")
+    return scope.get(HANDOFF_KEY) if scope is not None else None
 
 
-def _id_key(event_id: str) -> tuple[int, int]:
-    ms, _, seq = event_id.partition("-")
-    return int(ms), int(seq or 0)
+def _page(found: list[Any], seat: int | None, after: str) -> Response:
+    rendered = [service.render_event(e.id, e.fields, seat) for e in found]
+    return json_response({"events": rendered, "last_id": rendered[-1]["id"] if rendered else after},
+                         headers=POLL_HEADERS)
 
 
 def _missed(store: Store, game_id: str, cursor: str) -> bool:
@@ -97,75 +105,54 @@ def _missed(store: Store, game_id: str, cursor: str) -> bool:
     reader whose own last event was trimmed but nothing after it may get a snapshot it did
     not strictly need; a snapshot is always correct.)"""
     first = store.first_event(game_id)
-    return first is not None and first[1] > 1 and _id_key(cursor) < _id_key(first[0])
+    return first is not None and first[1] > 1 and id_key(cursor) < id_key(first[0])
 
 
-def _poll(store: Store, game: service.Game, seat: int | None, last_id: str, after: str | None, wait: float) -> Response:
-    headers = {"Cache-Control": "no-store"}
-    if after is None or _missed(store, game.id, after):
-        body = {"snapshot": service.game_view(game, seat), "events": [], "last_id": last_id}
-        return json_response(body, headers=headers)
-    found = store.wait_events(game.id, after, int(wait * 1000))
-    rendered = [service.render_event(e.id, e.fields, seat) for e in found]
-    return json_response({"events": rendered, "last_id": rendered[-1]["id"] if rendered else after},
-                         headers=headers)
-
-
-def _sse_message(event_id: str, kind: str, data: object) -> str:
-    return f"id: {event_id}\nevent: {kind}\ndata: {orjson.dumps(data).decode()}\n\n"
-
-
-CATCH_UP_RETRY_MS = 5000
-
-
-def _sse_catch_up(store: Store, game: service.Game, seat: int | None, last_id: str, resume: str | None) -> Response:
-    """A stream that does not wait: what the reader missed (a snapshot, or the events after
-    its Last-Event-ID), then the end, with a longer ``retry``. Holds no reader slot."""
-    messages = [f"retry: {CATCH_UP_RETRY_MS}\n\n"]
-    if resume is None or _missed(store, game.id, resume):
-        messages.append(_sse_message(last_id, "snapshot", service.game_view(game, seat)))
+def _sse(store: Store, settings: Settings, game: service.Game, seat: int | None, last_id: str,
+         resume: str | None, token: str | None) -> Response:
+    """The stream's first message (``retry``), then a snapshot of the reader's view or the
+    events after its Last-Event-ID; then the waiting, by the hub or by this thread. A game
+    that is over has nothing to wait for: its stream ends there."""
+    head = [f"retry: {SSE_RETRY_MS}\n\n".encode()]
+    cursor = resume
+    if cursor is None or _missed(store, game.id, cursor):
+        head.append(sse_message(last_id, "snapshot", service.game_view(game, seat)))
+        cursor = last_id
     else:
-        for event in store.events_after(game.id, resume):
+        for event in store.events_after(game.id, cursor):
             body = service.render_event(event.id, event.fields, seat)
-            messages.append(_sse_message(event.id, body["type"], body))
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return Response("".join(messages), mimetype="text/event-stream", headers=headers)
-
-
-def _sse(store: Store, game: service.Game, seat: int | None, last_id: str, resume: str | None,
-         ping: float, max_seconds: float, readers: threading.BoundedSemaphore) -> Response:
-    """The stream; its reader slot is given back when the server closes the response,
-    however the stream ended (done, timed out, or the client went away)."""
-
-    def stream() -> Iterator[str]:
-        deadline = time.monotonic() + max_seconds
-        cursor = resume
-        over = game.status == "over"
-        yield "retry: 2000\n\n"
-        if cursor is None or _missed(store, game.id, cursor):
-            snapshot = service.game_view(game, seat)
-            yield _sse_message(last_id, "snapshot", snapshot)
-            cursor = last_id
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            if over:
-                found = store.events_after(game.id, cursor)
-                if not found:
-                    return
-            else:
-                found = store.wait_events(game.id, cursor, max(1, int(min(ping, remaining) * 1000)))
-            if not found:
-                yield ": ping\n\n"
-                continue
-            for event in found:
-                body = service.render_event(event.id, event.fields, seat)
-                cursor = event.id
-                over = over or body.get("status") == "over"
-                yield _sse_message(event.id, body["type"], body)
-
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    response = Response(stream_with_context(stream()), mimetype="text/event-stream", headers=headers)
-    response.call_on_close(readers.release)
+            head.append(sse_message(event.id, body["type"], body))
+            cursor = event.id
+    if game.status == "over":
+        return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=SSE_HEADERS)
+    release = ctx().stream_limits.acquire(token, request.remote_addr or "unknown")
+    box = _handoff_box()
+    if box is not None:
+        box["handoff"] = Handoff("sse", Listener(game.id, seat, cursor), settings.sse_max_seconds,
+                                 settings.sse_ping_seconds, release)
+        return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=SSE_HEADERS)
+    stream = _sse_in_thread(store, game.id, seat, cursor, head, settings)
+    response = Response(stream, mimetype="text/event-stream", headers=SSE_HEADERS)  # needs no request context
+    response.call_on_close(release)
     return response
+
+
+def _sse_in_thread(store: Store, game_id: str, seat: int | None, cursor: str, head: list[bytes],
+                   settings: Settings) -> Iterator[bytes]:
+    """The waiting of a stream under a WSGI server: this thread, ``XREAD BLOCK``."""
+    yield b"".join(head)
+    deadline = time.monotonic() + settings.sse_max_seconds
+    while (remaining := deadline - time.monotonic()) > 0:
+        found = store.wait_events(game_id, cursor, max(1, int(min(settings.sse_ping_seconds, remaining) * 1000)))
+        if not found:
+            yield b": ping\n\n"
+            continue
+        over = False
+        for event in found:
+            body = service.render_event(event.id, event.fields, seat)
+            cursor = event.id
+            over = over or body.get("status") == "over"
+            yield sse_message(event.id, body["type"], body)
+        if over:
+            return
+

@@ -1,4 +1,5 @@
-"""Live servers for tests: gunicorn subprocesses on loopback, stopped by the test."""
+"""Live servers for tests: granian subprocesses (the ASGI app, as ``canasta serve`` runs it) on
+loopback, stopped by the test."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from api.client import Client
-from api.serve import gunicorn_command
+from api.serve import api_command, api_env
 
 
 def free_port() -> int:
@@ -44,12 +45,12 @@ def stop(proc: subprocess.Popen, timeout: float = 15.0) -> None:
 
 
 @contextmanager
-def gunicorn(redis_url: str, prefix: str, *, threads: int = 4, extra_env: dict[str, str] | None = None) -> Iterator[str]:
-    """One gunicorn (gthread, one worker) on a free loopback port; yields its base URL."""
+def api_server(redis_url: str, prefix: str, *, threads: int = 4, extra_env: dict[str, str] | None = None) -> Iterator[str]:
+    """One granian worker on a free loopback port; yields its base URL."""
     port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url, "CANASTA_KEY_PREFIX": prefix, "CANASTA_TEST_SEEDS": "1",
-           "CANASTA_RATE_LIMIT": "0", **(extra_env or {})}
-    cmd = gunicorn_command("127.0.0.1", port, 1, threads)
+    env = api_env({**os.environ, "REDIS_URL": redis_url, "CANASTA_KEY_PREFIX": prefix, "CANASTA_TEST_SEEDS": "1",
+                   "CANASTA_RATE_LIMIT": "0", **(extra_env or {})}, threads)
+    cmd = api_command("127.0.0.1", port, 1)
     proc = subprocess.Popen(cmd, env=env, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
                             stdout=subprocess.DEVNULL, stderr=sys.stderr)
     base = f"http://127.0.0.1:{port}"

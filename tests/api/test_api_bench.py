@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from api import bench
 
 
-@pytest.mark.parametrize("extra", [["--fanout-games", "1", "--fanout-seconds", "1.5"], ["--rate", "40", "--fanout-games", "0"]],
-                         ids=["saturating", "paced"])
+@pytest.mark.parametrize("extra", [["--fanout-games", "1", "--fanout-seconds", "1.5"], ["--rate", "40", "--fanout-games", "0", "--listeners", "8", "--listener-moves", "10"]],
+                         ids=["saturating", "paced-with-listeners"])
 def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                              extra: list[str]) -> None:
     monkeypatch.setenv("REDIS_URL", redis_url)
+    # a REDIS_URL that does not fsync runs the session with CANASTA_DURABILITY=off (conftest_redis)
+    durability = ["--durability", "off"] if os.environ.get("CANASTA_DURABILITY") == "off" else []
     assert bench.main(["--seconds", "1.5", "--games", "2", "--workers", "1", "--threads", "8",
-                       "--warmup", "0.5", "--health-seconds", "0.5", *extra]) == 0
+                       "--warmup", "0.5", "--health-seconds", "0.5", *durability, *extra]) == 0
     out = capsys.readouterr().out
     assert "accepted moves/s" in out and "/healthz requests/s" in out and "Redis memory per active game" in out
     assert "moves/s : /healthz req/s" in out and "CPU ms per accepted move" in out
@@ -22,13 +26,19 @@ def test_bench_api_short_run(redis_url: str, capsys: pytest.CaptureFixture[str],
     moves = int(out.split("accepted moves/s")[1].split("(")[1].split(" moves")[0])
     assert moves > 0
     if "--fanout-games" in extra and extra[extra.index("--fanout-games") + 1] != "0":
-        # one game, four readers (the server's cap with 8 threads is 4): every move reaches
-        # the three other seats
+        # one game, four readers: every move reaches the three other seats
         line = out.split("event fan-out p50 / p99")[1].splitlines()[0]
         deliveries = int(line.split("(")[1].split(" deliveries")[0])
         assert deliveries >= 3 and "0 polls refused" in line
     else:
         assert "event fan-out" not in out
+    if "--listeners" in extra:
+        # two extra games, a stream or a long-poll on each seat, every move delivered to all four
+        assert "4 SSE streams + 4 long-polls of 8 (0 refused, 0 errors) on 2 extra games" in out
+        line = out.split("move -> listener p50 / p99")[1].splitlines()[0]
+        assert int(line.split("; ")[-1].split(" deliveries")[0]) >= 4
+    else:
+        assert "open listeners" not in out
 
 
 def test_bench_hints_short_run(redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,5 +63,5 @@ def test_bench_api_compares_durability_modes(redis_url: str, capsys: pytest.Capt
     out = capsys.readouterr().out
     assert "CANASTA_DURABILITY=off; the server's append-only file off" in out
     assert "CANASTA_DURABILITY=fsync; the server's append-only file on, appendfsync always" in out
-    summary = out.split("durability  accepted moves/s")[1]
+    summary = out.split("durability  listeners  accepted moves/s")[1]
     assert "\noff " in summary and "\nfsync " in summary and "fsync: " in summary

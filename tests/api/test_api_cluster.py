@@ -149,6 +149,41 @@ def test_a_game_goes_on_across_a_failover_of_its_primary(cluster: LocalCluster, 
     assert client.get(f"/games/{t.id}/events?after=0").status_code == 200
 
 
+def test_the_event_hub_wakes_listeners_on_a_cluster(cluster: LocalCluster, queue_redis: str) -> None:
+    """The hub's sharded subscription goes to the game's node, its XRANGE reads there: a move
+    reaches every seat's listener, rendered for that seat."""
+    import asyncio
+
+    from api import hub as hub_module
+    from api import service
+
+    app = _app(cluster, queue_redis)
+    client = app.test_client()
+    store: Store = app.extensions["canasta"].store
+    t = Table(client, four_humans(seed=5))
+    _, last_id = store.snapshot(t.id)
+
+    async def scenario() -> None:
+        hub = hub_module.EventHub(hub_module.connect(cluster.url), store.keys)
+        try:
+            listeners = [hub_module.Listener(t.id, seat, last_id) for seat in (None, 0, 1, 2, 3)]
+            for listener in listeners:
+                await hub.listen(listener)
+            await asyncio.sleep(0.3)
+            _, etag = await asyncio.to_thread(t.view, 0)
+            r = await asyncio.to_thread(t.move, 0, {"type": "draw"}, etag)
+            assert r.status_code == 200
+            fields = store.events_after(t.id, last_id)[0].fields
+            for listener in listeners:
+                await asyncio.wait_for(listener.wake.wait(), 10)
+                (event_id, body), = listener.take()
+                assert body == service.render_event(event_id, fields, listener.seat)
+        finally:
+            await hub.close()
+
+    asyncio.run(scenario())
+
+
 def test_serve_and_worker_refuse_a_cluster_without_a_queue_redis(monkeypatch: pytest.MonkeyPatch,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """Before starting anything (no node is asked: the URL alone says it is a cluster)."""

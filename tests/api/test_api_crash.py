@@ -1,6 +1,6 @@
 """The game store is killed -9 in the middle of play: no move answered 200 is lost or applied
 twice. Real processes: a durable Valkey (append-only file, fsynced before replies), an API
-server process (gunicorn), and client threads that play games over HTTP as a careful client
+server process (granian), and client threads that play games over HTTP as a careful client
 does: every move with an Idempotency-Key, retried with the same key after a 503 or a broken
 connection until it gets an answer. While the store is down the API answers 503; after it is
 restarted on the same data directory and port, 200 again. Then every move that got a 200 is
@@ -23,7 +23,7 @@ import redis
 import requests
 from api_helpers import replay_log
 from api_players import candidates
-from api_servers import free_port, gunicorn
+from api_servers import api_server, free_port
 
 from api.embedded import EmbeddedRedis
 from api.store import Store
@@ -114,7 +114,7 @@ def crash_and_recover(tmp_path: Path, key_prefix: str, *, threads: int, kills: i
     prefix = f"{key_prefix}-crash"
     down_answers: list[int] = []
     try:
-        with gunicorn(url, prefix, threads=8, extra_env={"CANASTA_DURABILITY": durability}) as base:
+        with api_server(url, prefix, threads=8, extra_env={"CANASTA_DURABILITY": durability}) as base:
             players = [Player(base) for _ in range(threads)]
             for i, p in enumerate(players):
                 p.start(seed * 100 + i)

@@ -37,6 +37,7 @@ import engine
 from api import service
 from api.config import Settings
 from api.errors import service_problem
+from api.hub import Listener, deliver
 from api.service_errors import ServiceError
 from api.store import Store
 from bots import NAMES as BOTS
@@ -155,7 +156,9 @@ def answers(twin: Twin, seat: int, legal: list[dict[str, Any]]) -> list[tuple[st
     for bot in BOTS:
         out.append((f"hint {bot}", _answer(lambda bot=bot: service.hint(twin.store, twin.cfg, twin.id, token, bot,
                                                                         budget=HINT_BUDGET))))
-    events = [service.render_event(e.id, e.fields, seat) for e in twin.store.events_after(twin.id, "0-0", 100_000)]
+    listener = Listener(twin.id, seat, "0-0")  # what the event hub hands an open stream of the seat
+    deliver([(e.id, e.fields) for e in twin.store.events_after(twin.id, "0-0", 100_000)], [listener])
+    events = [body for _, body in listener.take()]
     for n, event in enumerate(events):
         event["id"] = f"event-{n}"
     out.append(("events", events))

@@ -13,6 +13,7 @@ from flask.testing import FlaskClient
 
 import engine
 from api import service
+from api.hub import Listener, deliver
 from api.store import Store
 from engine.cards import CODES
 
@@ -105,18 +106,23 @@ def test_no_hidden_card_reaches_a_seat(client: FlaskClient, store: Store, preset
         hands_seen += new_state.hand_no != state.hand_no
         state = new_state
         if n % 10 == 9 or state.phase == "over":
-            _check_events(client, t, viewers, cursors, history)
-    _check_events(client, t, viewers, cursors, history)
+            _check_events(client, store, t, viewers, cursors, history)
+    _check_events(client, store, t, viewers, cursors, history)
     assert hands_seen >= 2, "no deal after the first: raise the move count"
     if max_moves >= 5000:
         assert state.phase == "over"
 
 
-def _check_events(client: FlaskClient, t: Table, viewers: list[int | None], cursors: dict[int | None, str],
-                  history: dict[int, Any]) -> None:
+def _check_events(client: FlaskClient, store: Store, t: Table, viewers: list[int | None],
+                  cursors: dict[int | None, str], history: dict[int, Any]) -> None:
+    """Each viewer's events as a poll reads them, and as the event hub (api/hub.py) hands
+    them to an open stream of that viewer: the same, and nothing hidden in them."""
     for v in viewers:
         page = client.get(f"/games/{t.id}/events?after={cursors[v]}",
                           headers=auth(t.tokens[v] if v is not None else None)).get_json()
+        listener = Listener(t.id, v, "0-0" if cursors[v] == "0" else cursors[v])
+        deliver([(e.id, e.fields) for e in store.events_after(t.id, listener.cursor, 100_000)], [listener])
+        assert [body for _, body in listener.take()] == page["events"], f"the hub's events to {v}"
         for event in page["events"]:
             before, after_move, final, mover = history[event["version"]]
             data = event["data"]

@@ -4,12 +4,13 @@ an event stream read from one sees the moves sent to the other."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 
 import pytest
 from api_helpers import replay_log
 from api_players import candidates
-from api_servers import gunicorn
+from api_servers import api_server
 
 from api.client import ApiProblem, Client, Event
 from api.store import Store
@@ -18,10 +19,10 @@ from api.store import Store
 @pytest.fixture(scope="module")
 def two_servers(redis_url: str, key_prefix: str):
     fast = {"CANASTA_SSE_PING_SECONDS": "0.5"}
-    with gunicorn(redis_url, key_prefix, extra_env=fast) as a, gunicorn(redis_url, key_prefix, extra_env=fast) as b:
+    with api_server(redis_url, key_prefix, extra_env=fast) as a, api_server(redis_url, key_prefix, extra_env=fast) as b:
         clients = Client(a), Client(b)
         yield clients
-        for c in clients:  # idle keep-alive connections hold up gunicorn's graceful stop
+        for c in clients:  # close idle keep-alive connections before the server stops
             c.http.close()
 
 
@@ -43,6 +44,10 @@ def test_moves_alternate_between_processes(two_servers: tuple[Client, Client], s
 
     reader = threading.Thread(target=follow, daemon=True)
     reader.start()
+    deadline = time.monotonic() + 10
+    while not streamed and time.monotonic() < deadline:  # its snapshot first: no move before the stream
+        time.sleep(0.01)
+    assert streamed and streamed[0].type == "snapshot"
     servers = [a, b]
     accepted = 0
     turn = 0

@@ -11,8 +11,10 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
+import pytest
 import requests
 from api_players import candidates
 from api_servers import free_port, wait_healthy
@@ -49,7 +51,8 @@ class Serve:
         self.proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(self.port),
                                       "--workers", "1", "--threads", "4", "--bot-workers", "1",
                                       "--data-dir", str(data_dir), *extra],
-                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)  # its own process group, as in a terminal
         self.output: list[str] = []
         reader = threading.Thread(target=lambda: self.output.extend(iter(self.proc.stdout.readline, "")), daemon=True)
         reader.start()
@@ -89,7 +92,7 @@ def test_serve_starts_and_stops_cleanly(tmp_path: Path) -> None:
         children = _descendants(serve.proc.pid)
         valkeys = _valkey_on(redis_port)
         assert len(valkeys) == 1, "the embedded Valkey is running"
-        assert any("gunicorn" in " ".join(c.cmdline()) for c in children)
+        assert any("granian" in " ".join(c.cmdline()) for c in children)
         r = requests.post(base + "/games", json={"preset": "classic", "seats": [{"name": "a"}, None, None, None]}, timeout=5)
         assert r.status_code == 201
         # a second serve on the same data directory refuses to start a second Valkey on it
@@ -169,6 +172,57 @@ def _accepted(c: Client, game_id: str, token: str, action: dict, etag: str) -> b
         assert e.status == 422, e
         return False
     return True
+
+
+STOP_SECONDS = 3.0  # the issue's bound for stopping everything, listeners connected
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_serve_stops_within_3_s_with_listeners_connected_and_bots_mid_run(tmp_path: Path, how: str) -> None:
+    """Ctrl-C in a terminal (SIGINT to the whole process group) or SIGTERM to ``canasta
+    serve``: the API, the bot workers and the Valkey are gone within 3 s while an SSE stream
+    and a long-poll are open and bots are playing, and nothing prints an error."""
+    serve = Serve(tmp_path / "data").ready()
+    c = Client(serve.base)
+    game = c.create_game("classic", [{"bot": "greedy"}, {"bot": "random"}, {"bot": "greedy"}, {"bot": "random"}])
+    stream = requests.get(f"{serve.base}/games/{game['id']}/events", headers={"Accept": "text/event-stream"},
+                          stream=True, timeout=30)
+    assert stream.status_code == 200
+    lines = stream.iter_lines()
+    assert next(lines).startswith(b"retry:")
+    last = c.poll(game["id"]).last_id
+    poller = threading.Thread(target=lambda: _quietly(lambda: requests.get(
+        f"{serve.base}/games/{game['id']}/events?after={last}&wait=30", timeout=30)), daemon=True)
+    poller.start()
+    deadline = time.monotonic() + 10
+    while c.game(game["id"]).body["version"] < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the bots are playing
+    children = _descendants(serve.proc.pid)
+    redis_port = serve.redis_port()
+    assert len(_valkey_on(redis_port)) == 1 and any("granian" in " ".join(p.cmdline()) for p in children)
+    started = time.monotonic()
+    if how == "ctrl-c":
+        os.killpg(serve.proc.pid, signal.SIGINT)
+    else:
+        serve.proc.send_signal(signal.SIGTERM)
+    code = serve.proc.wait(30)
+    _, alive = psutil.wait_procs(children, timeout=max(0.1, STOP_SECONDS - (time.monotonic() - started)))
+    took = time.monotonic() - started
+    assert not alive, f"left behind: {alive}"
+    assert not _valkey_on(redis_port)
+    assert took < STOP_SECONDS, took
+    assert code == 0, serve.text()
+    text = serve.text().lower()
+    assert "traceback" not in text and "error" not in text and "sigkill" not in text, serve.text()
+    stream.close()
+    c.http.close()
+
+
+def _quietly(call: Any) -> None:
+    try:
+        call()
+    except requests.RequestException:
+        pass
 
 
 def test_serve_help() -> None:

@@ -135,41 +135,50 @@ def test_the_state_is_stored_without_its_rules(long_game: Table, store: Store) -
     assert service.parse_state(orjson.dumps(state.to_json()), {"rules": {}}) == state
 
 
-def test_open_event_readers_are_capped_and_their_slots_come_back(redis_url: str, key_prefix: str) -> None:
-    """Each open stream (or waiting poll) holds a server thread: past max_event_readers a
-    waiting poll gets 503 with Retry-After and a stream a catch-up that ends at once, never
-    a hang; a closed stream frees its slot."""
+def test_open_streams_are_limited_per_token_and_address_and_come_back(redis_url: str, key_prefix: str) -> None:
+    """A token (and an address) holds at most its share of open streams and waiting polls:
+    past it, 429 too_many_streams with Retry-After, never a hang; a plain poll holds none;
+    a closed stream gives its slot back. (This app runs under Flask's test client, where a
+    stream waits in its own thread; tests/api/test_api_events_asgi.py runs the same limits
+    on the event loop.)"""
     from api import create_app
 
     app = create_app({"redis_url": redis_url, "key_prefix": key_prefix, "test_seeds": True,
-                      "rate_limit_enabled": False, "max_event_readers": 1, "sse_ping_seconds": 0.2,
-                      "sse_max_seconds": 5, "poll_max_wait": 1})
+                      "rate_limit_enabled": False, "max_streams_per_token": 1, "max_streams_per_address": 3,
+                      "sse_ping_seconds": 0.2, "sse_max_seconds": 5, "poll_max_wait": 1})
     client = app.test_client()
     t = Table(client, four_humans(seed=33))
     sse = {"Accept": "text/event-stream"}
-    first = client.get(f"/games/{t.id}/events", headers=sse, buffered=False)
+    first = client.get(f"/games/{t.id}/events", headers={**sse, **auth(t.tokens[0])}, buffered=False)
     assert first.status_code == 200
-    # a second stream is not refused (EventSource would give up for good): it is brought up
-    # to date at once and ends, asking the reader to come back later
-    caught_up = client.get(f"/games/{t.id}/events", headers=sse)
-    assert caught_up.status_code == 200 and caught_up.mimetype == "text/event-stream"
-    text = caught_up.get_data(as_text=True)
-    assert text.startswith("retry: 5000\n\n") and "event: snapshot" in text
+    refused = client.get(f"/games/{t.id}/events", headers={**sse, **auth(t.tokens[0])})
+    assert refused.status_code == 429 and refused.get_json()["code"] == "too_many_streams"
+    assert refused.mimetype == "application/problem+json" and refused.headers["Retry-After"] == "5"
+    busy = client.get(f"/games/{t.id}/events?after=0-0&wait=1", headers=auth(t.tokens[0]))
     _, etag = t.view(0)
     t.move(0, {"type": "draw"}, etag)
-    events = client.get(f"/games/{t.id}/events?after=0").get_json()["events"]
+    events = client.get(f"/games/{t.id}/events?after=0", headers=auth(t.tokens[0])).get_json()["events"]
     assert len(events) >= 2
-    resumed = client.get(f"/games/{t.id}/events", headers={**sse, "Last-Event-ID": events[0]["id"]})
-    ids = [line[4:] for line in resumed.get_data(as_text=True).splitlines() if line.startswith("id: ")]
+    assert busy.status_code == 200  # events were there already: nothing to wait for
+    last = events[-1]["id"]
+    waiting = client.get(f"/games/{t.id}/events?after={last}&wait=1", headers=auth(t.tokens[0]))
+    assert waiting.status_code == 429 and waiting.get_json()["code"] == "too_many_streams"
+    assert client.get(f"/games/{t.id}/events?after={last}", headers=auth(t.tokens[0])).status_code == 200  # holds nothing
+    others = [client.get(f"/games/{t.id}/events", headers={**sse, **auth(t.tokens[seat])}, buffered=False) for seat in (1, 2)]
+    assert [o.status_code for o in others] == [200, 200]
+    by_address = client.get(f"/games/{t.id}/events", headers={**sse, **auth(t.tokens[3])})
+    assert by_address.status_code == 429 and "address" in by_address.get_json()["detail"]
+    for o in others:
+        o.close()
+    resumed = client.get(f"/games/{t.id}/events", headers={**sse, **auth(t.tokens[3]), "Last-Event-ID": events[0]["id"]},
+                         buffered=False)
+    head = next(resumed.response).decode()
+    ids = [line[4:] for line in head.splitlines() if line.startswith("id: ")]
     assert ids == [e["id"] for e in events[1:]]
-    busy = client.get(f"/games/{t.id}/events?after=0-0&wait=1")  # a waiting poll is told to come back
-    assert busy.status_code == 503 and busy.get_json()["code"] == "event_readers_busy"
-    assert busy.headers["Retry-After"] == "5"
-    assert client.get(f"/games/{t.id}/events?after=0-0").status_code == 200  # a plain poll holds nothing
-    assert client.get(f"/games/{t.id}").status_code == 200  # moves and views go on
+    resumed.close()
     first.close()
-    again = client.get(f"/games/{t.id}/events", headers=sse, buffered=False)
+    again = client.get(f"/games/{t.id}/events", headers={**sse, **auth(t.tokens[0])}, buffered=False)
     assert again.status_code == 200
     again.close()
     for _ in range(3):  # waiting polls give their slot back when they answer
-        assert client.get(f"/games/{t.id}/events?after=0-0&wait=0.2").status_code == 200
+        assert client.get(f"/games/{t.id}/events?after={last}&wait=0.2", headers=auth(t.tokens[0])).status_code == 200

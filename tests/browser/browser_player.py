@@ -44,26 +44,25 @@ def play_one_move(page: Page) -> str:
     return done
 
 
+# The moves a player clicks when enabled, in order of preference: the button, what to click
+# after it (the take's first choice of cards), and the move's name.
+ONE_CLICK_MOVES = (
+    ("#act-yes", (), "answer"),
+    ("#act-goout", (), "go out"),
+    ("#act-draw", (), "draw"),
+    ("#act-take", ("#take-0",), "take pile"),
+    ("#act-pass", (), "pass"),
+    ("#suggest-0", (), "meld"),
+)
+
+
 def _click_a_move(page: Page) -> str:
-    if enabled(page, "#act-yes"):
-        page.click("#act-yes")
-        return "answer"
-    if enabled(page, "#act-goout"):
-        page.click("#act-goout")
-        return "go out"
-    if enabled(page, "#act-draw"):
-        page.click("#act-draw")
-        return "draw"
-    if enabled(page, "#act-take"):
-        page.click("#act-take")
-        page.click("#take-0")
-        return "take pile"
-    if enabled(page, "#act-pass"):
-        page.click("#act-pass")
-        return "pass"
-    if enabled(page, "#suggest-0"):
-        page.click("#suggest-0")
-        return "meld"
+    for button, then, name in ONE_CLICK_MOVES:
+        if enabled(page, button):
+            page.click(button)
+            for follow_up in then:
+                page.click(follow_up)
+            return name
     for card in page.locator("#hand button.card").all():
         card.click()
         if enabled(page, "#act-discard"):

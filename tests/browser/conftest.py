@@ -1,4 +1,4 @@
-"""Fixtures of the browser tests: a real API server (gunicorn) and a real bot worker on a real
+"""Fixtures of the browser tests: a real API server (granian) and a real bot worker on a real
 Redis, and Debian's Chromium driven by Playwright for Python.
 
 The tests are marked ``browser`` (module ``pytestmark``): plain ``make test`` leaves them out,
@@ -22,7 +22,7 @@ from browser_pages import ARTEFACTS, ROOT, Pages
 from playwright.sync_api import Browser, Playwright, sync_playwright
 
 from api.client import Client
-from tests.api.api_servers import gunicorn
+from tests.api.api_servers import api_server
 from tests.conftest_redis import key_prefix, redis_url  # noqa: F401
 
 CHROMIUM_CANDIDATES = (
@@ -47,9 +47,8 @@ def chromium_path() -> str:
 @pytest.fixture(scope="session")
 def server(redis_url: str, key_prefix: str) -> Iterator[str]:  # noqa: F811
     """The API on a free loopback port, and a bot worker for its bot seats."""
-    env = {"CANASTA_SSE_MAX_SECONDS": SSE_MAX_SECONDS, "CANASTA_SSE_PING_SECONDS": "1",
-           "CANASTA_MAX_EVENT_READERS": "12"}
-    with gunicorn(redis_url, key_prefix, threads=16, extra_env=env) as base:
+    env = {"CANASTA_SSE_MAX_SECONDS": SSE_MAX_SECONDS, "CANASTA_SSE_PING_SECONDS": "1"}
+    with api_server(redis_url, key_prefix, threads=4, extra_env=env) as base:
         worker_env = {**os.environ, "REDIS_URL": redis_url, "CANASTA_KEY_PREFIX": key_prefix,
                       "CANASTA_BOT_BUDGET_MS": "5"}
         worker = subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", redis_url],

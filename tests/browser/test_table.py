@@ -92,12 +92,18 @@ def test_a_whole_game_against_three_bots_played_by_clicking(pages: Pages, api: C
     expect(page.locator("#replay-view")).to_be_visible()
 
 
+def ann_creates_a_game_with_an_open_seat(pages: Pages) -> Page:
+    """The start page: ann creates a two-player game whose other seat is open."""
+    page = pages.new("/")
+    page.fill("#my-name", "ann")
+    page.select_option("#preset", "finnish-2p")
+    page.select_option("#seat-1", "open")
+    page.click("#create")
+    return page
+
+
 def test_a_move_in_one_browser_shows_in_another_within_a_second(pages: Pages) -> None:
-    host = pages.new("/")
-    host.fill("#my-name", "ann")
-    host.select_option("#preset", "finnish-2p")
-    host.select_option("#seat-1", "open")
-    host.click("#create")
+    host = ann_creates_a_game_with_an_open_seat(pages)
     join_link = host.locator("#seat-links li[data-seat='1'] input").input_value()
     assert "#game=" in join_link and "join=1" in join_link and "token" not in join_link
     host.click("#play-link")
@@ -144,11 +150,7 @@ def test_a_move_in_one_browser_shows_in_another_within_a_second(pages: Pages) ->
 
 
 def test_an_open_seat_is_handed_to_a_bot(pages: Pages) -> None:
-    page = pages.new("/")
-    page.fill("#my-name", "ann")
-    page.select_option("#preset", "finnish-2p")
-    page.select_option("#seat-1", "open")
-    page.click("#create")
+    page = ann_creates_a_game_with_an_open_seat(pages)
     page.click("#play-link")
     expect(page.locator("#waiting")).to_be_visible()
     page.locator("#waiting select").select_option("expert")

@@ -27,7 +27,7 @@ from api.client import (
     parse_retry_after,
     tokens_of,
 )
-from tests.api.api_servers import gunicorn
+from tests.api.api_servers import api_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = {"target_score": 1}  # one hand decides the game
@@ -244,10 +244,10 @@ def test_rules_health_hint_bots_log_and_replay(api: Client) -> None:
 # -- retries ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def strict_server(redis_url: str, key_prefix: str) -> Iterator[str]:
-    """A server that rate-limits tokens hard and holds one waiting event reader at most."""
+    """A server that rate-limits tokens hard and holds one waiting event reader per address at most."""
     env = {"CANASTA_RATE_LIMIT": "1", "CANASTA_RATE_LIMIT_WINDOW": "1", "CANASTA_RATE_LIMIT_PER_TOKEN": "4",
-           "CANASTA_MAX_EVENT_READERS": "1", "CANASTA_POLL_MAX_WAIT": "2"}
-    with gunicorn(redis_url, key_prefix, threads=4, extra_env=env) as base:
+           "CANASTA_MAX_STREAMS_PER_ADDRESS": "1", "CANASTA_POLL_MAX_WAIT": "2"}
+    with api_server(redis_url, key_prefix, threads=4, extra_env=env) as base:
         yield base
 
 
@@ -267,20 +267,20 @@ def test_rate_limited_requests_wait_as_the_server_says(strict_server: str) -> No
         assert limited.value.retry_after == 1.0
 
 
-def test_a_busy_server_is_retried_after_retry_after(strict_server: str) -> None:
+def test_a_stream_over_the_limit_is_retried_after_retry_after(strict_server: str) -> None:
     with Client(strict_server) as api, Client(strict_server, retry=NO_RETRY) as impatient:
         game_id, _ = two_people(api, seed=10)
         last = api.poll(game_id).last_id
         holder = threading.Thread(target=lambda: api.poll(game_id, after=last, wait=2), daemon=True)
-        holder.start()  # the server's one reader slot, for 2 s
+        holder.start()  # the address's one stream, for 2 s
         time.sleep(0.3)
         with pytest.raises(ApiProblem) as busy:
             impatient.poll(game_id, after=last, wait=0.5)
-        assert (busy.value.status, busy.value.code) == (503, "event_readers_busy")
+        assert (busy.value.status, busy.value.code) == (429, "too_many_streams")
         assert busy.value.retry_after == 5.0
         waits: list[float] = []
         api.sleep = lambda s: (waits.append(s), time.sleep(0.6))  # seen, but not the whole 5 s
-        page = api.poll(game_id, after=last, wait=0.5)  # retried until the slot is free
+        page = api.poll(game_id, after=last, wait=0.5)  # retried until the stream is free
         assert page.events == [] and page.last_id == last
         assert waits and set(waits) == {5.0}
         holder.join(5)

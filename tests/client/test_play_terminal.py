@@ -120,7 +120,7 @@ def test_a_game_against_three_bots_played_to_its_end_in_the_terminal() -> None:
     assert "Game over: " in out and "Final totals: " in out
     assert "Stopping the local service" in out
     # it started the API, a bot worker and a Valkey, and stopped them all
-    assert "gunicorn" in names and " worker " in names, names
+    assert "granian" in names and " worker " in names, names
     assert len(valkeys) == 1, names
     _, alive = psutil.wait_procs(service, timeout=10)
     assert not alive and not marked(marker), f"left behind: {alive}"
@@ -138,7 +138,7 @@ def test_a_killed_client_leaves_no_server_behind() -> None:
         port = re.search(r"--redis-url redis://127\.0\.0\.1:(\d+)/", names)
         assert port, names
         service += valkey_on(port.group(1))
-        assert "gunicorn" in names and len(service) >= 4, names  # API, worker, reaper, Valkey
+        assert "granian" in names and len(service) >= 4, names  # API, worker, reaper, Valkey
         child.kill(9)
     finally:
         child.close(force=True)

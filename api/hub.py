@@ -1,0 +1,299 @@
+"""The event hub of one API process: every open event stream and waiting long-poll of the
+process is a :class:`Listener` on one asyncio loop, and ONE Redis reader fans events out
+to them (no thread, no Redis connection per listener).
+
+The wake-up is sharded pub/sub: ``commit.lua`` sends ``SPUBLISH <prefix>:{game}:wake
+<version>`` with every change, and the hub holds one ``SSUBSCRIBE`` per game that has a
+listener here. A wake-up (or a new listener) makes the hub read the game's stream once
+(``XRANGE`` after the oldest cursor among the game's listeners) and hand each listener the
+entries after its own cursor, rendered for its seat (once per seat, not per listener).
+The stream stays the truth: a wake-up only says "read again", so a lost one (a dropped
+connection) is made good by reading every game again once the reader is back.
+
+Both commands address the game's hash tag, so on a Redis Cluster the subscription goes to
+the node that holds the game (:func:`connect` is the one place that builds the hub's client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import redis.asyncio as aredis
+from redis.asyncio.cluster import RedisCluster
+
+from api import service
+from api.keys import Keys
+from api.redis_io import CONNECT_TIMEOUT_SECONDS, HEALTH_CHECK_SECONDS, parse_url
+from api.store import EVENTS_PER_READ
+
+log = logging.getLogger("canasta.hub")
+
+LINGER_SECONDS = 10.0  # a game's subscription outlives its last listener this long (re-polls)
+SWEEP_SECONDS = 2.0  # idle subscriptions are dropped this often
+READ_TIMEOUT_SECONDS = 1.0  # the reader looks up from the subscription this often
+RETRY_SECONDS = 0.5  # after the Redis connection failed, wait this long and read every game again
+SOCKET_TIMEOUT_SECONDS = 10.0
+COMMAND_SECONDS = 2.0  # an unsubscribe or a close that takes longer is given up (a stop never waits on it)  # no hub command blocks: a reply later than this is a dead server
+
+
+def connect(url: str) -> Any:
+    """The hub's Redis client (asyncio), of the URL the store reads (``api.redis_io.parse_url``):
+    one server, or a cluster (its pub/sub subscribes each game's channel on the game's node)."""
+    target = parse_url(url)
+    options: dict[str, Any] = {"decode_responses": False, "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
+                               "socket_timeout": SOCKET_TIMEOUT_SECONDS}
+    if target.cluster:
+        return RedisCluster.from_url(target.url, **options)
+    return aredis.Redis.from_url(target.url, health_check_interval=HEALTH_CHECK_SECONDS, **options)
+
+
+def id_key(event_id: str) -> tuple[int, int]:
+    """A stream id's order (``<ms>-<seq>``)."""
+    ms, _, seq = event_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+@dataclass(eq=False)
+class Listener:
+    """One open stream or waiting poll: the events after ``cursor`` for ``seat``'s view."""
+
+    game_id: str
+    seat: int | None
+    cursor: str
+    pending: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (event id, body)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    closed: bool = False  # the hub stops: answer what is there and end
+
+    def take(self) -> list[tuple[str, dict[str, Any]]]:
+        found, self.pending = self.pending, []
+        self.wake.clear()
+        return found
+
+
+@dataclass(eq=False)
+class _Feed:
+    """A game with listeners in this process (or lately had)."""
+
+    channel: bytes
+    listeners: set[Listener] = field(default_factory=set)
+    idle_since: float = 0.0
+
+
+class EventHub:
+    """Per process, on the server's event loop. :meth:`listen` / :meth:`leave` from the
+    loop; the Redis reader runs from the first listener to :meth:`close`."""
+
+    def __init__(self, client: Any, keys: Keys) -> None:
+        self.redis = client
+        self.keys = keys
+        self.feeds: dict[str, _Feed] = {}
+        self.by_channel: dict[bytes, str] = {}
+        self.pubsub: Any = None
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.dirty: set[str] = set()  # games to read in the next batch
+        self.kick = asyncio.Event()
+        self.subscriptions = asyncio.Lock()
+        self.closed = False
+        self.reads = 0  # pipelined batches of XRANGE (tests, benchmarks)
+
+    # -- listeners -------------------------------------------------------------------------
+    async def listen(self, listener: Listener) -> None:
+        """Start delivering to ``listener``: its game is read now, and again once the
+        server confirms a new subscription, so that no event committed before the
+        subscription took effect is missed."""
+        if self.closed:
+            listener.closed = True
+            listener.wake.set()
+            return
+        feed = self.feeds.get(listener.game_id)
+        if feed is None:
+            async with self.subscriptions:  # never between the sweeper's unsubscribe and its forgetting
+                feed = self.feeds.get(listener.game_id)
+                if feed is None:
+                    channel = self.keys.wake(listener.game_id).encode()
+                    feed = self.feeds[listener.game_id] = _Feed(channel)
+                    self.by_channel[channel] = listener.game_id
+                    await self._subscribe(channel)
+        feed.listeners.add(listener)
+        self._read(listener.game_id, feed)
+
+    def leave(self, listener: Listener) -> None:
+        feed = self.feeds.get(listener.game_id)
+        if feed is not None:
+            feed.listeners.discard(listener)
+            if not feed.listeners:
+                feed.idle_since = time.monotonic()
+
+    def listeners(self) -> int:
+        return sum(len(f.listeners) for f in self.feeds.values())
+
+    async def close(self) -> None:
+        """End every listener (each answers what it has) and the reader."""
+        self.closed = True
+        for feed in self.feeds.values():
+            for listener in feed.listeners:
+                listener.closed = True
+                listener.wake.set()
+        for task in list(self.tasks):
+            task.cancel()
+        if self.pubsub is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.pubsub.aclose(), COMMAND_SECONDS)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.redis.aclose(), COMMAND_SECONDS)
+
+    def stop_now(self) -> None:
+        """:meth:`close` from a signal handler on the loop."""
+        self._spawn(self.close())
+
+    # -- the reader --------------------------------------------------------------------------
+    async def _subscribe(self, channel: bytes) -> None:
+        if self.pubsub is None:
+            if isinstance(self.redis, RedisCluster):
+                await self.redis.initialize()  # the slot table, before the first subscription
+            self.pubsub = self.redis.pubsub()
+            await self.pubsub.ssubscribe(channel)
+            self._spawn(self._reader())
+            self._spawn(self._catch_up())
+            if not isinstance(self.redis, RedisCluster):
+                # redis-py's cluster pub/sub did not wake a channel subscribed again after an
+                # unsubscribe (tests/api/test_api_hub.py on a cluster): there a game's
+                # subscription stays for the process's life
+                self._spawn(self._sweeper())
+            return
+        await self.pubsub.ssubscribe(channel)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _reader(self) -> None:
+        """Wake-ups from the subscription: each one reads its game again."""
+        while not self.closed:
+            try:
+                # a cluster's pub/sub reads sharded messages from every node it subscribed on
+                read = getattr(self.pubsub, "get_sharded_message", None) or self.pubsub.get_message
+                message = await read(timeout=READ_TIMEOUT_SECONDS)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the connection failed: reconnect, then read all again
+                if self.closed:
+                    return
+                log.warning("event hub: subscription failed (%s); reading every game again", e)
+                await asyncio.sleep(RETRY_SECONDS)
+                for every_id, every_feed in list(self.feeds.items()):
+                    self._read(every_id, every_feed)
+                continue
+            # a wake-up, or the server's confirmation of a new subscription: read the game
+            if message is None or message.get("type") not in ("smessage", "ssubscribe"):
+                continue
+            woken = self.by_channel.get(message["channel"])
+            feed = self.feeds.get(woken) if woken is not None else None
+            if woken is not None and feed is not None and feed.listeners:
+                self._read(woken, feed)
+
+    async def _sweeper(self) -> None:
+        """Drop the subscriptions of games nobody has listened to for a while."""
+        while not self.closed:
+            await asyncio.sleep(SWEEP_SECONDS)
+            async with self.subscriptions:
+                now = time.monotonic()
+                idle = [g for g, f in self.feeds.items() if not f.listeners and now - f.idle_since > LINGER_SECONDS]
+                if not idle:
+                    continue
+                channels = [self.feeds[g].channel for g in idle]
+                try:
+                    await asyncio.wait_for(self.pubsub.sunsubscribe(*channels), COMMAND_SECONDS)
+                except Exception as e:  # noqa: BLE001 - kept: tried again at the next sweep
+                    log.warning("event hub: unsubscribe failed (%s)", e)
+                    continue
+                for g, channel in zip(idle, channels, strict=True):
+                    del self.feeds[g]
+                    self.by_channel.pop(channel, None)
+
+    def _read(self, game_id: str, feed: _Feed) -> None:
+        """Read the game's stream again, with the next batch."""
+        self.dirty.add(game_id)
+        self.kick.set()
+
+    async def _catch_up(self) -> None:
+        """The one reader of streams: every game woken since the last batch, read in one
+        pipelined round trip (``XRANGE`` after the oldest cursor of each game's listeners),
+        handed out; a game with more than a page left goes into the next batch."""
+        while not self.closed:
+            await self.kick.wait()
+            self.kick.clear()
+            batch = [(g, f) for g in self.dirty if (f := self.feeds.get(g)) is not None and f.listeners]
+            self.dirty = set()
+            if not batch:
+                continue
+            try:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for game_id, feed in batch:
+                        cursor = min((listener.cursor for listener in feed.listeners), key=id_key)
+                        pipe.xrange(self.keys.events(game_id), min=f"({cursor}", max="+", count=EVENTS_PER_READ)
+                    replies = await pipe.execute(raise_on_error=False)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the connection failed: try the batch again
+                log.warning("event hub: reading %d games failed (%s)", len(batch), e)
+                self.dirty.update(g for g, _ in batch)
+                await asyncio.sleep(RETRY_SECONDS)
+                self.kick.set()
+                continue
+            self.reads += 1
+            for (game_id, feed), rows in zip(batch, replies, strict=True):
+                if isinstance(rows, Exception) or not rows:
+                    continue
+                deliver([(_text(sid), {_text(k): v for k, v in fields.items()}) for sid, fields in rows],
+                         feed.listeners)
+                if len(rows) >= EVENTS_PER_READ:
+                    self._read(game_id, feed)
+
+
+def deliver(events: list[tuple[str, dict[str, Any]]], listeners: Iterable[Listener]) -> None:
+    """Hand each listener the events after its cursor, rendered for its seat (each event
+    once per seat: a game's four players and its spectators share the work), and wake it."""
+    rendered: dict[tuple[str, int | None], dict[str, Any]] = {}
+    for listener in list(listeners):
+        after = id_key(listener.cursor)
+        for event_id, fields in events:
+            if id_key(event_id) <= after:
+                continue
+            body = rendered.get((event_id, listener.seat))
+            if body is None:
+                body = rendered[(event_id, listener.seat)] = service.render_event(event_id, fields, listener.seat)
+            listener.pending.append((event_id, body))
+            listener.cursor = event_id
+        if listener.pending:
+            listener.wake.set()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def sse_message(event_id: str, kind: str, data: object) -> bytes:
+    """One Server-Sent Event (the wire format of every stream)."""
+    return b"id: " + event_id.encode() + b"\nevent: " + kind.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+
+@dataclass(eq=False)
+class Handoff:
+    """What the HTTP layer (``api/routes/events.py``, in a worker thread) leaves for the event
+    loop (``api/asgi.py``) once a request is checked and must wait: the listener, how long,
+    and the stream-limit slot to give back however it ends."""
+
+    kind: str  # "sse" or "poll"
+    listener: Listener
+    seconds: float  # sse: the stream's longest life; poll: the wait
+    ping: float  # sse: a comment this often when nothing happens (dead clients are noticed)
+    release: Callable[[], None]

@@ -1,0 +1,69 @@
+"""The event hub (api/hub.py) on its own, against the real Redis: a listener is woken by a
+move through the sharded wake-up and gets its seat's rendering; a game whose subscription
+was dropped (no listener for a while) is subscribed again for its next listener; one read
+serves every listener of a game."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from api_helpers import Table, four_humans
+from flask.testing import FlaskClient
+from redis.asyncio.cluster import RedisCluster
+
+from api import hub as hub_module
+from api import service
+from api.config import Settings
+from api.hub import EventHub, Listener
+from api.store import Store
+
+
+def _move(t: Table) -> int:
+    body, _ = t.view(0)
+    seat = body["view"]["to_act"]
+    view, etag = t.view(seat)
+    legal = view["view"]["legal"]
+    action = {"type": "draw"} if legal["may_draw"] else {"type": "discard", "card": legal["discards"][0]}
+    r = t.move(seat, action, etag)
+    assert r.status_code == 200, r.get_json()
+    return int(r.get_json()["version"])
+
+
+def test_listeners_are_woken_and_a_dropped_subscription_comes_back(client: FlaskClient, store: Store,
+                                                                   settings: Settings,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_module, "SWEEP_SECONDS", 0.05)
+    monkeypatch.setattr(hub_module, "LINGER_SECONDS", 0.1)
+    t = Table(client, four_humans(seed=51))
+    _, last_id = store.snapshot(t.id)
+
+    async def scenario() -> None:
+        hub = EventHub(hub_module.connect(settings.redis_url), store.keys)
+        try:
+            seats = [Listener(t.id, seat, last_id) for seat in (None, 0, 1, 2, 3)]
+            for listener in seats:
+                await hub.listen(listener)
+            await asyncio.sleep(0.1)
+            version = await asyncio.to_thread(_move, t)
+            for listener in seats:
+                await asyncio.wait_for(listener.wake.wait(), 5)
+                (event_id, body), = listener.take()
+                fields = store.events_after(t.id, last_id)[0].fields
+                assert body == service.render_event(event_id, fields, listener.seat) and body["version"] == version
+            for listener in seats:
+                hub.leave(listener)
+            if isinstance(hub.redis, RedisCluster):
+                return  # a cluster's subscriptions are kept (api/hub.py)
+            await asyncio.sleep(0.5)  # past the linger: the subscription is dropped
+            assert t.id not in hub.feeds
+            again = Listener(t.id, 2, store.snapshot(t.id)[1])
+            await hub.listen(again)
+            await asyncio.sleep(0.1)
+            version = await asyncio.to_thread(_move, t)
+            await asyncio.wait_for(again.wake.wait(), 5)
+            assert [body["version"] for _, body in again.take()] == [version]
+        finally:
+            await hub.close()
+
+    asyncio.run(scenario())
