@@ -385,3 +385,59 @@ def test_the_table_fits_a_phone(pages: Pages) -> None:
     label = card.get_attribute("aria-label")
     assert re.fullmatch(r"(\d+|ace|jack|queen|king) of (hearts|spades|diamonds|clubs)|joker", label), label
     pages.shot(page, "phone")
+
+
+def _game_with_a_pile_to_take(api: Client, min_pile: int = 4) -> tuple[str, dict[int, str], dict[str, Any]]:
+    """A two-player game (test seeds) whose pile has grown by draws and discards until the
+    seat to act may take it in a way that keeps some of its cards in hand."""
+    for seed in range(1, 60):
+        game = api.create_game("finnish-2p", [{"name": "ann"}, {"name": "bea"}], seed=seed)
+        tokens = {s["seat"]: s["token"] for s in game["seats"]}
+        for _ in range(12):
+            body = api.game(game["id"], tokens[0]).body
+            seat = body["view"]["to_act"]
+            player = api.seat(game["id"], tokens[seat])
+            legal = player.view()["view"]["legal"]
+            view = player.view()["view"]
+            takes = [a for a in legal["take_pile"] if a.get("with")]
+            if takes and view["pile"]["size"] >= min_pile:
+                return game["id"], tokens, takes[0]
+            if not legal["may_draw"]:
+                break
+            player.move({"type": "draw"})
+            discards = player.view()["view"]["legal"]["discards"]
+            if not discards:
+                break
+            player.move({"type": "discard", "card": discards[0]})
+    raise AssertionError("no seed grows a pile that may be taken")
+
+
+def _codes(page: Page, selector: str) -> list[str]:
+    return page.eval_on_selector_all(selector, "els => els.map((e) => e.dataset.code)")
+
+
+def test_the_piles_cards_and_the_cards_seen_taken_with_it_show(pages: Pages, api: Client) -> None:
+    game_id, tokens, take = _game_with_a_pile_to_take(api)
+    page = pages.new(f"/#game={game_id}")  # a spectator: public knowledge only
+    view = api.game(game_id).body["view"]
+    expect(_table(page)).to_have_attribute("data-version", str(api.game(game_id).body["version"]))
+    pile = view["pile"]["cards"]
+    assert len(pile) >= 4 and pile[-1] == view["pile"]["top"]
+    assert _codes(page, "#pile-cards .card") == pile  # in order, bottom first
+    expect(page.locator("#pile-cards .card").last).to_have_attribute("aria-label", page.locator("#pile-top").get_attribute("aria-label"))
+    for i, code in enumerate(pile):  # every card readable without colour: a symbol and a name
+        face = page.locator("#pile-cards .card").nth(i)
+        assert face.get_attribute("aria-label") and face.inner_text().strip() != code
+    expect(page.locator("#seats .seat-known")).to_have_count(0)
+
+    seat = view["to_act"]
+    before = version(page)
+    after = api.seat(game_id, tokens[seat]).move(take)["view"]
+    known = after["known_from_pile"][seat]
+    assert known, "the take keeps some of the pile's cards in hand"
+    expect(_table(page)).to_have_attribute("data-version", str(before + 1))
+    expect(page.locator("#pile-cards")).to_have_count(0)
+    shown = _codes(page, f"#seats li[data-seat='{seat}'] .seat-known .card")
+    assert sorted(shown) == sorted(known)
+    expect(page.locator(f"#seats li[data-seat='{1 - seat}'] .seat-known")).to_have_count(0)
+    pages.shot(page, "pile-known")

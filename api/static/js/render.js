@@ -144,8 +144,26 @@ export function pileBlock(view, seats, myTeam = null) {
     h('p', { class: 'pile-top' },
       pile.top ? cardFace(pile.top, { id: 'pile-top' }) : h('span', { class: 'card empty' }, '—'),
       h('span', { id: 'pile-size' }, plural(pile.size ?? 0, 'card'))),
+    pileCards(pile.cards ?? []),
     lines.length ? h('ul', { class: 'frozen', id: 'pile-frozen' }, lines.map((l) => h('li', {}, '❄ ', l))) : h('p', { class: 'muted' }, 'not frozen'),
     h('p', { id: 'stock' }, `Stock: ${plural(view.stock_size, 'card')}`));
+}
+
+// Every card in the pile in the order it was laid (all face up, so public), newest last.
+// A long pile folds away behind its summary so that it does not push the table down.
+// The player's own opening or closing of the list outlives the table's re-renders.
+const PILE_OPEN_MAX = 12;
+let pileOpenChoice = null;
+
+function pileCards(codes) {
+  if (!codes.length) return null;
+  const list = h('ol', { class: 'pile-cards', id: 'pile-cards', 'aria-label': 'The pile, bottom card first, top card last' },
+    codes.map((code) => h('li', {}, cardFace(code, { 'data-code': code }))));
+  const details = h('details', { class: 'pile-list', id: 'pile-list', open: pileOpenChoice ?? codes.length <= PILE_OPEN_MAX });
+  const summary = h('summary', { onclick: () => { pileOpenChoice = !details.open; } },
+    `The pile's cards, bottom first (${plural(codes.length, 'card')})`);
+  details.append(summary, list);
+  return details;
 }
 
 // Each side's melds, red threes, opening state and total. ``onMeld(rank)`` makes a meld a
@@ -200,8 +218,17 @@ export function seatsBlock(view, seats, mySeat = null) {
         h('span', { class: 'seat-name' }, s.seat === mySeat ? `${seatName(seats, s.seat)} — you` : seatName(seats, s.seat)),
         h('span', { class: 'seat-team' }, ` team ${s.team}`),
         view ? h('span', { class: 'seat-cards' }, ` · ${plural(view.hand_sizes?.[s.seat] ?? 0, 'card')}`) : null,
+        knownCards(view?.known_from_pile?.[s.seat] ?? []),
         s.open ? h('span', { class: 'badge' }, ' open') : null);
     })));
+}
+
+// The cards a seat was seen to take with the pile and still holds (public knowledge).
+function knownCards(codes) {
+  if (!codes.length) return null;
+  return h('span', { class: 'seat-known' }, ' · known: ',
+    h('span', { class: 'cards', role: 'list', 'aria-label': `known to hold, from the pile: ${cardsNames(codes)}` },
+      sortCards(codes).map((code) => h('span', { role: 'listitem' }, cardFace(code, { 'data-code': code })))));
 }
 
 export function resultBlock(result, view, seats) {
