@@ -270,4 +270,6 @@ def create_asgi_app(config: Settings | dict[str, Any] | None = None) -> App:
     flask_app = create_app(config)
     settings: Settings = flask_app.extensions["canasta"].settings
     threads = int(os.environ.get("CANASTA_THREADS") or DEFAULT_THREADS)
-    return App(flask_app, settings, threads)
+    app = App(flask_app, settings, threads)
+    procstat.settle_collector()  # last: everything made so far stays for the process's life
+    return app

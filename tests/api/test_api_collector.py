@@ -1,0 +1,29 @@
+"""A serving process keeps the garbage collector's full passes rare (``procstat.settle_collector``):
+with thousands of open streams a full pass held the event loop for 100-300 ms, a pause in
+every listener's delivery. Checked in a process of its own: the setting is process-wide."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from api.procstat import FULL_COLLECTION_EVERY
+
+PROBE = """
+import gc, json, sys
+from api.asgi import create_asgi_app
+before = gc.get_threshold()
+create_asgi_app({"redis_url": sys.argv[1], "key_prefix": sys.argv[2]})
+print(json.dumps({"before": before, "after": gc.get_threshold(), "frozen": gc.get_freeze_count()}))
+"""
+
+
+def test_the_asgi_app_freezes_what_start_made_and_makes_full_collections_rare(redis_url: str, key_prefix: str) -> None:
+    out = subprocess.run([sys.executable, "-c", PROBE, redis_url, key_prefix], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    seen = json.loads(out.strip().splitlines()[-1])
+    young, middle, full = seen["after"]
+    assert (young, middle) == tuple(seen["before"][:2]), "the young generations keep CPython's thresholds"
+    assert full == FULL_COLLECTION_EVERY > seen["before"][2]
+    assert seen["frozen"] > 10_000, "the modules, classes and functions of start are frozen"
