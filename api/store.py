@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -89,6 +89,18 @@ class Commit:
 class Event:
     id: str
     fields: dict[str, bytes]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A game read at one moment (:meth:`Store.snapshot_after`): its record (None: no such
+    game), the id of its last event, and for a reader after a given id, the id and version
+    of the oldest event the stream still holds and the events after that id."""
+
+    record: Record | None
+    last_id: str
+    first: tuple[str, int] | None = None
+    after: list[Event] = field(default_factory=list)
 
 
 class NotDurable(Exception):
@@ -226,15 +238,29 @@ class Store:
 
     def snapshot(self, game_id: str) -> tuple[Record | None, str]:
         """The record and the id of the last event, read atomically (MULTI, on the game's node)."""
-        state_key = self.keys.state(game_id)
-        replies = raise_first_error(self.execute_all(
-            ("MULTI",), ("HMGET", state_key, "version", "meta", "state"),
-            ("XREVRANGE", self.keys.events(game_id), "+", "-", "COUNT", 1), ("EXEC",)))
-        (version, meta, state), last = replies[-1]
+        found = self.snapshot_after(game_id, None)
+        return found.record, found.last_id
+
+    def snapshot_after(self, game_id: str, after: str | None, count: int = EVENTS_PER_READ) -> Snapshot:
+        """:meth:`snapshot`, and with ``after`` also the oldest event the stream holds and
+        the events after ``after``: a long-poll's every read in one round trip."""
+        events_key = self.keys.events(game_id)
+        reads: list[tuple[Any, ...]] = [("HMGET", self.keys.state(game_id), "version", "meta", "state"),
+                                        ("XREVRANGE", events_key, "+", "-", "COUNT", 1)]
+        if after is not None:
+            reads.append(("XRANGE", events_key, "-", "+", "COUNT", 1))
+            if after != LAST_STREAM_ID:  # nothing can follow it (and Redis refuses "(" + it)
+                reads.append(("XRANGE", events_key, f"({after}", "+", "COUNT", count))
+        replies = raise_first_error(self.execute_all(("MULTI",), *reads, ("EXEC",)))[-1]
+        (version, meta, state), last = replies[0], replies[1]
         if version is None or meta is None:
-            return None, "0-0"
-        last_id = _s(last[0][0]) if last else "0-0"
-        return Record(int(version), meta, state), last_id
+            return Snapshot(None, "0-0")
+        first = None
+        if after is not None and replies[2]:
+            oldest = _event(replies[2][0])
+            first = oldest.id, int(oldest.fields["v"])
+        return Snapshot(Record(int(version), meta, state), _s(last[0][0]) if last else "0-0", first,
+                        [_event(r) for r in replies[3] or ()] if len(replies) > 3 else [])
 
     def get_idempotency(self, game_id: str, seat: int, key: str, ttl: int) -> bytes | None:
         """The stored answer of an Idempotency-Key (its expiry restarts: ``ttl`` seconds).
@@ -288,14 +314,6 @@ class Store:
     def read_log(self, game_id: str) -> list[bytes]:
         """The game log's lines (chunks expanded: :mod:`api.logcodec`)."""
         return logcodec.expand(bytes_list(self.redis.lrange(self.keys.log(game_id), 0, -1)))
-
-    def first_event(self, game_id: str) -> tuple[str, int] | None:
-        """The id and version of the oldest event the stream still holds."""
-        rows = self.redis.xrange(self.keys.events(game_id), count=1)
-        if not rows:
-            return None
-        event = _event(rows[0])
-        return event.id, int(event.fields["v"])
 
     def ping(self) -> bool:
         return bool(self.redis.ping())

@@ -20,7 +20,7 @@ from api.config import Settings
 from api.errors import ApiError
 from api.http import bearer_token, check_game_id, ctx, json_response
 from api.hub import Handoff, Listener, id_key, sse_message
-from api.store import Store, is_stream_id
+from api.store import Snapshot, Store, is_stream_id
 
 bp = Blueprint("events", __name__)
 
@@ -62,18 +62,19 @@ def events(game_id: str) -> Response:
     after = _event_id(request.args.get("after"), "after")
     wait = _wait_arg(c.settings.poll_max_wait)
     resume = _event_id(request.headers.get("Last-Event-ID"), "Last-Event-ID")
-    record, last_id = c.store.snapshot(game_id)
-    if record is None:
-        raise ApiError(404, "game_not_found", f"There is no game {game_id!r} (it may have expired).")
-    game = service.game_from_record(game_id, record)
-    seat = service.authenticate(game, token)
     polling = "after" in request.args or "wait" in request.args
+    # every read a poll or a resumed stream needs, in one round trip
+    read = c.store.snapshot_after(game_id, after if polling else resume)
+    if read.record is None:
+        raise ApiError(404, "game_not_found", f"There is no game {game_id!r} (it may have expired).")
+    game = service.game_from_record(game_id, read.record)
+    seat = service.authenticate(game, token)
     if not polling and "text/event-stream" in request.headers.get("Accept", ""):
-        return _sse(c.store, c.settings, game, seat, last_id, resume, token)
-    if after is None or _missed(c.store, game.id, after):
-        body = {"snapshot": service.game_view(game, seat), "events": [], "last_id": last_id}
+        return _sse(c.store, c.settings, game, seat, read, resume, token)
+    if after is None or _missed(read.first, after):
+        body = {"snapshot": service.game_view(game, seat), "events": [], "last_id": read.last_id}
         return json_response(body, headers=POLL_HEADERS)
-    found = c.store.events_after(game.id, after)
+    found = read.after
     if found or wait <= 0:
         return _page(found, seat, after)
     release = c.stream_limits.acquire(token, request.remote_addr or "unknown")
@@ -99,27 +100,26 @@ def _page(found: list[Any], seat: int | None, after: str) -> Response:
                          headers=POLL_HEADERS)
 
 
-def _missed(store: Store, game_id: str, cursor: str) -> bool:
+def _missed(first: tuple[str, int] | None, cursor: str) -> bool:
     """Whether events after ``cursor`` were trimmed from the stream (``events_keep``): the
-    oldest event held is not the game's first and is newer than the reader's cursor. (A
-    reader whose own last event was trimmed but nothing after it may get a snapshot it did
-    not strictly need; a snapshot is always correct.)"""
-    first = store.first_event(game_id)
+    oldest event held (``first``: its id and version) is not the game's first and is newer
+    than the reader's cursor. (A reader whose own last event was trimmed but nothing after
+    it may get a snapshot it did not strictly need; a snapshot is always correct.)"""
     return first is not None and first[1] > 1 and id_key(cursor) < id_key(first[0])
 
 
-def _sse(store: Store, settings: Settings, game: service.Game, seat: int | None, last_id: str,
+def _sse(store: Store, settings: Settings, game: service.Game, seat: int | None, read: Snapshot,
          resume: str | None, token: str | None) -> Response:
     """The stream's first message (``retry``), then a snapshot of the reader's view or the
     events after its Last-Event-ID; then the waiting, by the hub or by this thread. A game
     that is over has nothing to wait for: its stream ends there."""
     head = [f"retry: {SSE_RETRY_MS}\n\n".encode()]
     cursor = resume
-    if cursor is None or _missed(store, game.id, cursor):
-        head.append(sse_message(last_id, "snapshot", service.game_view(game, seat)))
-        cursor = last_id
+    if cursor is None or _missed(read.first, cursor):
+        head.append(sse_message(read.last_id, "snapshot", service.game_view(game, seat)))
+        cursor = read.last_id
     else:
-        for event in store.events_after(game.id, cursor):
+        for event in read.after:
             body = service.render_event(event.id, event.fields, seat)
             head.append(sse_message(event.id, body["type"], body))
             cursor = event.id

@@ -507,7 +507,7 @@ class GameMachine(RuleBasedStateMachine):
         r = self.client.get(url, headers=auth(self.t.tokens[viewer] if viewer is not None else None))
         assert r.status_code == 200, r.get_json()
         page = r.get_json()
-        first = self.store.first_event(self.id)
+        first = self.store.snapshot_after(self.id, "0-0").first
         assert first is not None
         after = cursor if cursor != "0" else "0-0"
         if first[1] > 1 and id_key(after) < id_key(first[0]):
