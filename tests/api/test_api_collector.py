@@ -27,3 +27,39 @@ def test_the_asgi_app_freezes_what_start_made_and_makes_full_collections_rare(re
     assert (young, middle) == tuple(seen["before"][:2]), "the young generations keep CPython's thresholds"
     assert full == FULL_COLLECTION_EVERY > seen["before"][2]
     assert seen["frozen"] > 10_000, "the modules, classes and functions of start are frozen"
+
+
+KILLED_PARENT = """
+import subprocess, sys
+from api.procstat import die_with_parent
+child = subprocess.Popen(["sleep", "60"], preexec_fn=die_with_parent)
+print(child.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_child_started_with_die_with_parent_dies_when_its_parent_is_killed() -> None:
+    """What keeps a killed test run from leaving the local cluster's nodes behind."""
+    import os
+    import signal
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", KILLED_PARENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    os.kill(child, 0)  # alive
+    parent.kill()
+    parent.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        with open(f"/proc/{child}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":  # dead, not yet reaped by init
+                return
+        time.sleep(0.05)
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError("the child outlived its killed parent")
