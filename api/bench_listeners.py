@@ -23,6 +23,8 @@ from typing import Any
 
 import orjson
 
+from api.bench_moves import CREATE_BODY, choose
+
 HOST = "127.0.0.1"  # loopback only
 POLL_WAIT = 25  # seconds a listener's long-poll waits
 OPEN_BATCH = 200  # listeners opened at once
@@ -120,8 +122,6 @@ class Listeners:
 
     async def driver(self, games: list[dict[str, Any]], interval: float, rng: random.Random) -> None:
         """Plays ``games`` round-robin, one move every ``interval`` seconds."""
-        from api.bench import choose
-
         reader, writer = await self.connect()
         slot = time.monotonic() + rng.random() * interval
         turn = 0
@@ -153,8 +153,6 @@ class Listeners:
                     game["to_act"] = answer["view"]["to_act"]
 
     async def run(self, started: Any, stop: Any) -> dict[str, Any]:
-        from api.bench import CREATE_BODY
-
         reader, writer = await self.connect()
         for _ in range((self.count + 3) // 4):
             writer.write(_head("POST", "/games", None, body=CREATE_BODY))
