@@ -21,7 +21,8 @@ from api.stream_limits import StreamLimits
 from api.tokens import TOKEN_RE
 
 JSON = "application/json"
-_ETAG_RE = re.compile(r'^"(\d{1,18})"$')
+_ETAG_RE = re.compile(r'^"([0-9]{1,18})"$')
+_WEAK_ETAG_RE = re.compile(r'^W/"[0-9]{1,18}"$')  # never current: If-Match compares strongly
 _IDEM_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 IDEMPOTENCY_KEY_HEX = 40  # hex digits of an Idempotency-Key's hash in its Redis key (160 bits)
 
@@ -181,14 +182,22 @@ def bearer_token(*, query: bool = False) -> str | None:
 def if_match_version(current: int) -> int | None:
     """The version ``If-Match`` asks for (428 when missing; None for ``*``): ``current``
     when it is among the listed ETags (RFC 9110 13.1.1: any match will do), else the newest
-    listed (a stale version), else -1 (no ETag of ours: never current)."""
+    listed (a stale version), else -1 (only weak ETags: never current). A part that is no
+    ETag of this API (``"<digits>"``, or weak ``W/"<digits>"``) is 400: a client that sent
+    ``17`` without its quotes learns that, not that its version is stale."""
     header = request.environ.get("HTTP_IF_MATCH")
     if header is None or not header.strip():
         raise ApiError(428, "precondition_required",
                        "Send If-Match with the game's ETag (GET /games/{id} gives it).")
     if header.strip() == "*":
         return None
-    versions = [int(m.group(1)) for part in header.split(",") if (m := _ETAG_RE.match(part.strip()))]
+    versions = []
+    for part in header.split(","):
+        if m := _ETAG_RE.match(part.strip()):
+            versions.append(int(m.group(1)))
+        elif not _WEAK_ETAG_RE.match(part.strip()):
+            raise ApiError(400, "invalid_parameter",
+                           'If-Match holds the game\'s ETag, such as "17" (GET /games/{id} gives it), a list of them, or *.')
     if current in versions:
         return current
     return max(versions) if versions else -1

@@ -88,6 +88,10 @@ def test_move_preconditions(client: FlaskClient) -> None:
     assert_problem(t.move(0, {"type": "draw"}, None), 428, "precondition_required")
     assert_problem(t.move(0, {"type": "draw"}, '"999"'), 412, "stale_version")
     assert_problem(t.move(0, {"type": "draw"}, 'W/"1"'), 412, "stale_version")
+    for malformed in ("1", '"1', '"abc"', '"1",', '"\u0661"', "W/1", '"1" "2"'):
+        # no ETag of this API: told so, not that its version is stale; nothing changes
+        assert_problem(t.move(0, {"type": "draw"}, malformed), 400, "invalid_parameter")
+    assert t.view(0)[1] == etag
     assert_problem(t.move(1, {"type": "draw"}, etag), 403, "not_your_turn")
     r = client.post(f"/games/{t.id}/moves", json={"action": {"type": "draw"}}, headers={"If-Match": etag})
     assert_problem(r, 401, "missing_token")
