@@ -13,6 +13,7 @@ import hashlib
 import logging
 import random
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -45,7 +46,12 @@ from api.tokens import find_seat, hash_token, new_game_id, new_token
 
 log = logging.getLogger("canasta.api")
 
-MAX_CAS_RETRIES = 8  # compare-and-sets a join or a seat change tries before it gives up (a conflict)
+MAX_CAS_RETRIES = 8  # game ids a creation tries (a clash of random ids is next to impossible)
+# A join or a seat change tries its compare-and-set again on a fresh read for this long before
+# it gives up (a conflict): a bot run playing every seat of a game commits every few ms, and
+# on a busy machine a person taking a seat back lost eight tries in a row to it.
+SEAT_CHANGE_SECONDS = 3.0
+SEAT_CHANGE_PAUSE_SECONDS = 0.002  # at most, at random, between two tries: out of step with a bot's pace
 NEW_GAME = 0  # the version a game's compare-and-set expects when it creates the game
 
 
@@ -479,15 +485,18 @@ def _change_seats(store: Store, settings: Settings, game_id: str,
                   decide: Callable[[Game, Record], Change], busy: str) -> Game:
     """A change of who sits where: ``decide`` checks the game as read (raising a refusal)
     and says the change; the compare-and-set is tried again on a fresh read when another
-    change won, up to :data:`MAX_CAS_RETRIES` times (then a ``conflict``: ``busy``)."""
-    for _ in range(MAX_CAS_RETRIES):
+    change won, for up to :data:`SEAT_CHANGE_SECONDS` (then a ``conflict``: ``busy``)."""
+    deadline = time.monotonic() + SEAT_CHANGE_SECONDS
+    while True:
         record = _load_record(store, game_id)
         game = game_from_record(game_id, record)
         change = decide(game, record)
         result = commit_change(store, settings, game_id, game, change)
         if result.outcome == "ok":
             return change.game(game_id, result.version)
-    raise Conflict("conflict", busy)
+        if time.monotonic() >= deadline:
+            raise Conflict("conflict", busy)
+        time.sleep(random.random() * SEAT_CHANGE_PAUSE_SECONDS)
 
 
 def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str) -> dict[str, Any]:
