@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -27,16 +28,28 @@ Action = dict[str, Any]
 DEFAULT_BUDGET_MS = 75.0
 
 
+WALL, CPU = "wall", "cpu"  # the clocks a budget may be counted on
+
+
 @dataclass(frozen=True)
 class Budget:
-    """Thinking allowance per decision: wall-clock ``ms``, and optionally a rollout cap.
+    """Thinking allowance per decision: ``ms``, and optionally a rollout cap.
 
     A cap makes the expert deterministic for a given rng (tests); the clock alone makes it
-    as strong as the machine allows in the time a player will wait.
+    as strong as the machine allows in the time a player will wait. ``clock``: the wall
+    clock (``wall``: what a player waits, as served) or the thread's CPU time (``cpu``: what
+    a machine to itself would give in that time; strength benchmarks on a shared machine,
+    where the wall clock would measure the neighbours).
     """
 
     ms: float = DEFAULT_BUDGET_MS
     rollouts: int | None = None
+    clock: str = WALL
+
+    @property
+    def timer(self) -> Callable[[], float]:
+        """Seconds on this budget's clock."""
+        return time.thread_time if self.clock == CPU else time.perf_counter
 
     @classmethod
     def of(cls, budget: Budget | float | int | None) -> Budget:
@@ -142,4 +155,4 @@ def policy(name: str, rng: random.Random, budget: Budget | float | int | None = 
     return play
 
 
-__all__ = ["BASELINES", "BUDGETED", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]
+__all__ = ["BASELINES", "BUDGETED", "CPU", "WALL", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]

@@ -23,7 +23,6 @@ only a short look-ahead gives enough worlds per candidate for the mean to mean s
 from __future__ import annotations
 
 import random
-import time
 from typing import Any
 
 from bots.evaluation import evaluate
@@ -69,7 +68,8 @@ class Expert:
             return default
         state = v._s  # the sampled worlds are built from the seat's view only (determinize)
         seat = v.seat
-        started = time.perf_counter()
+        clock = b.timer
+        started = clock()
         deadline = started + b.ms / 1000.0
         totals = [0.0] * len(candidates)
         counts = [0] * len(candidates)
@@ -85,12 +85,12 @@ class Expert:
             worlds += 1
             if b.rollouts is not None and worlds * len(candidates) >= b.rollouts:
                 break
-            now = time.perf_counter()
+            now = clock()
             # stop when the next world would end past the deadline (a world takes about the
             # mean so far): the budget is kept on average, not overrun by a whole world
             if b.rollouts is None and now + (now - started) / worlds >= deadline:
                 break
-            if b.rollouts is not None and time.perf_counter() >= deadline + OVERRUN_SECONDS:
+            if b.rollouts is not None and clock() >= deadline + OVERRUN_SECONDS:
                 break  # a cap with an absurd budget must still end
         best, best_mean = 0, float("-inf")
         for i in range(len(candidates)):

@@ -80,7 +80,7 @@ def strength(args: argparse.Namespace) -> int:
     wanted = [p for p in PAIRINGS if not chosen or pairing_name(*p[:3]) in chosen]
     expert_games = f" ({args.expert_games} where an expert plays)" if args.expert_games else ""
     print(f"bot strength: {args.games} games per pairing{expert_games}, seed {args.seed}, target {args.target}, "
-          f"{args.jobs} processes; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+          f"budgets on the {args.clock} clock, {args.jobs} processes; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'pairing':<24} {'rules':<11} {'games':>5} {'A rate':>7} {'95% CI':>13} {'diff':>6} {'goal':>5} "
           f"{'':>6} {'A p50/p99 ms':>13} {'B p50/p99 ms':>13} {'s':>5}", flush=True)
     ok = True
@@ -89,7 +89,8 @@ def strength(args: argparse.Namespace) -> int:
     for a, b, preset, goal in wanted:
         rules = resolve(preset, overrides={"target_score": args.target})
         (a_name, a_ms), (b_name, b_ms) = bot_spec(a, args.budget_ms), bot_spec(b, args.budget_ms)
-        match = tournament.Match(rules, a_name, b_name, args.seed, Budget(ms=a_ms), Budget(ms=b_ms))
+        match = tournament.Match(rules, a_name, b_name, args.seed, Budget(ms=a_ms, clock=args.clock),
+                                 Budget(ms=b_ms, clock=args.clock))
         started = time.perf_counter()
 
         def progress(done: list[Any], name: str = pairing_name(a, b, preset), m: Any = match) -> None:
@@ -412,6 +413,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs", type=int, default=2)
     s.add_argument("--budget-ms", type=float, default=75.0, help="the expert's budget where a pairing names none")
     s.add_argument("--target", type=int, default=5000, help="target score (default 5000, the rules')")
+    s.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="the experts' budgets on the wall clock (default: as served) or on their CPU time (what "
+                        "a machine to itself would give them: strength on a shared machine)")
     s.add_argument("--pairings", default="",
                    help="a comma-separated subset, e.g. standard-greedy-finnish-2p,expert@15-standard-finnish")
     lt = sub.add_parser("latency", help="bot-turn latency and throughput through Redis and RQ")

@@ -105,6 +105,33 @@ def test_bots_choose_legal_actions(name: str) -> None:
         engine.apply(state, seat, action)  # raises if illegal
 
 
+def test_an_expert_budget_on_the_cpu_clock_counts_the_thread_s_cpu_time() -> None:
+    """A CPU-clock budget (strength benchmarks on a shared machine) ends the search on the
+    thread's CPU time: a decision uses about its budget of CPU, never much beyond it, and
+    time spent off the CPU does not count."""
+    import time
+
+    from bots import CPU
+    from bots.expert import Expert
+    from bots.standard import Standard
+    from bots.view import SeatView
+
+    expert, budget = Expert(rollout=Standard()), Budget(ms=30, clock=CPU)
+    assert budget.timer is time.thread_time and Budget().timer is time.perf_counter
+    searched = 0
+    for n, (state, seat) in enumerate(positions("finnish-2p", 12, seed=3)):
+        actions = engine.legal_actions(state, seat)
+        view = SeatView(state, seat)
+        if len(expert.candidates(view, actions, expert.greedy.choose(view, actions, random.Random(n)))) < 2:
+            continue  # no search: the rule bot's choice stands
+        started = time.thread_time()
+        expert.choose(view, actions, random.Random(n), budget)
+        used_ms = (time.thread_time() - started) * 1000
+        assert used_ms < 30 * 2.5, used_ms  # the budget and about one world more
+        searched += 1
+    assert searched >= 3
+
+
 def test_choose_refuses_a_seat_that_is_not_to_act() -> None:
     state, seat = positions("finnish-2p", 1, seed=2)[0]
     with pytest.raises(ValueError):
