@@ -59,22 +59,33 @@ FAULTS_AT = {"failover": 6.0, "kill_primary": 16.0, "kill_api": 26.0, "kill_work
 # before its kill -9 the primary is kept from its replica this long (0: not): what it answers
 # meanwhile is on its own disk only, as when a replica lags (a slow link, a busy replica)
 CUT_SECONDS = float(os.environ.get("CANASTA_SOAK_CUT_SECONDS", "0"))
-CUT_EVERY_SECONDS = 0.05  # the replication link is killed again this often (the replica reconnects)
+WRONG_AUTH = "soak-cut"  # the replica's masterauth while cut: the primary (no password) refuses its AUTH
 
 
-def _cut_replication(port: int, seconds: float) -> int:
-    """Keep the primary on ``port`` from its replica for ``seconds``: its replication link is
-    killed (``CLIENT KILL TYPE replica``) every ``CUT_EVERY_SECONDS``; the links killed."""
-    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
-    killed = 0
-    deadline = time.monotonic() + seconds
-    try:
-        while time.monotonic() < deadline:
-            killed += int(client.client_kill_filter(_type="replica"))
-            time.sleep(CUT_EVERY_SECONDS)
-    finally:
-        client.close()
-    return killed
+def _node(port: int) -> redis.Redis:
+    return redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+
+
+def _cut_replication(primary: int, replica: int) -> int:
+    """Keep ``replica`` from ``primary``: its link is killed (``CLIENT KILL TYPE replica``) and it
+    cannot come back (its AUTH is refused: a node without a password refuses any) until
+    :func:`_mend_replication`. A replica cut off for less than the cluster's validity time
+    still takes over when the primary dies. The links killed."""
+    with _node(replica) as r, _node(primary) as p:
+        r.config_set("masterauth", WRONG_AUTH)
+        return int(p.client_kill_filter(_type="replica"))
+
+
+def _offset(port: int) -> object:
+    """How far a node's replication stream goes (a primary's, or what a replica has of it)."""
+    with _node(port) as node:
+        info = node.info("replication")
+    return info.get("slave_repl_offset", info.get("master_repl_offset"))
+
+
+def _mend_replication(replica: int) -> None:
+    with _node(replica) as r:
+        r.config_set("masterauth", "")
 
 
 def _group(cmd: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -242,10 +253,14 @@ def test_games_finish_and_nothing_answered_is_lost_through_failovers_and_kills(
                 primary = cluster.primary_ports()[-1]
                 faults.append("kill_primary")
                 if CUT_SECONDS:
-                    links = _cut_replication(primary, CUT_SECONDS)
-                    print(f"soak: {primary} kept from its replica for {CUT_SECONDS} s ({links} links killed)",
-                          flush=True)
+                    replica = cluster.replica_of(primary)
+                    links = _cut_replication(primary, replica)
+                    time.sleep(CUT_SECONDS)
+                    print(f"soak: {primary} kept from its replica {replica} for {CUT_SECONDS} s ({links} link "
+                          f"killed; replication offsets {_offset(primary)} and {_offset(replica)})", flush=True)
                 print(f"soak: kill -9 primary {primary} -> {cluster.kill_primary(primary)}", flush=True)
+                if CUT_SECONDS:
+                    _mend_replication(replica)
                 cluster.restart(primary)  # back as a replica: replicas=1 confirmations come again
                 print(f"soak: {primary} rejoined: {cluster.roles()}", flush=True)
             elif "kill_api" not in faults and elapsed >= FAULTS_AT["kill_api"]:
