@@ -18,8 +18,8 @@ game's node), so a primary killed after answering loses nothing: the test requir
 and each answered key naming its own version. With 0 (96 games: moves do not wait for the
 replica, ~60 answered/s here against ~3.5) the test reports what was lost (printed, and ``record_property`` "lost" of "answered").
 
-Measured here (2 shared cores, load 5-7): replicas=1 with the cut, 0 of 1146 answered moves
-lost (334 s); replicas=0 with the cut, 20 of 4355 and 10 of 4477 lost (60-80 s), each a
+Measured here (2 shared cores, load 5-7): replicas=1 with the cut, 0 of 1146 and 0 of 1180
+answered moves lost (334 s, 273 s); replicas=0 with the cut, 20 of 4355 and 10 of 4477 lost (60-80 s), each a
 version the promoted replica did not have and gave again to a later move; replicas=0 without
 the cut, 0 of 4231, 4348 and 4263. Without the cut a kill -9 of the process loses nothing even
 unconfirmed: the primary hands a change to the replica's connection in the same event-loop
