@@ -16,7 +16,7 @@ game's events and log. ``CANASTA_SOAK_REPLICAS`` sets ``CANASTA_DURABILITY_REPLI
 1): a change is then answered only once the game's replica has it on disk (``WAITAOF`` on the
 game's node), so a primary killed after answering loses nothing: the test requires zero lost
 and each answered key naming its own version. With 0 (96 games: moves do not wait for the
-replica, ~60 answered/s here against ~3.5) the test reports what was lost (printed, and ``record_property`` "lost" of "answered").
+replica, ~60 answered/s here against ~4) the test reports what was lost (printed, and ``record_property`` "lost" of "answered").
 
 Measured here (2 shared cores, load 5-7): replicas=1 with the cut, 0 of 1146 and 0 of 1180
 answered moves lost (334 s, 273 s); replicas=0 with the cut, 20 of 4355 and 10 of 4477 lost (60-80 s), each a
