@@ -35,7 +35,7 @@ test-slow: $(STAMP)
 # (tests/conftest_redis.py). CI runs it after `make test`; the quick cluster tests
 # (tests/api/test_api_cluster.py) are in `make test` too, the soak with faults in test-slow.
 test-cluster: $(STAMP)
-	CANASTA_TEST_CLUSTER=1 $(BIN)/pytest -q tests/api tests/worker tests/cli/test_cli_replay_export.py
+	CANASTA_TEST_CLUSTER=1 $(BIN)/pytest -q tests/api tests/worker tests/cli/test_cli_replay_export.py tests/cli/test_cli_play_cluster.py
 
 # The web table in a real browser: Debian's Chromium (apt-get install chromium
 # chromium-headless-shell; .ci/run installs it). Screenshots go to out/browser/.

@@ -72,7 +72,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fanout-seconds", type=float, default=5.0, help="the fan-out phase (default 5)")
     p.add_argument("--think-ms", type=float, default=100.0,
                    help="fan-out phase: pause before each move (default 100)")
-    p.add_argument("--redis-url", default=None, help="Redis (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--redis-url", default=None,
+                   help="Redis, one server or a redis+cluster:// URL (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--queue-url", default=None,
+                   help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
+                        "required with a cluster URL)")
     p.add_argument("--seed", type=int, default=1, help="the client's choices (default 1)")
     p.add_argument("--durability", type=_modes, default=["fsync"],
                    help="CANASTA_DURABILITY of the server, or several separated by commas to compare them "
@@ -537,6 +541,7 @@ def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0,
     """One measured run: on ``--redis-url`` (else ``$REDIS_URL``, else an embedded Valkey),
     or with ``cluster`` on a local cluster started for the run (and a queue Valkey); with
     ``listeners`` open during the moves phase."""
+    from api.config import queue_url_for
     from api.localcluster import LocalCluster
     from api.redis_io import connect
     from api.store import Store
@@ -545,7 +550,7 @@ def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0,
     local: LocalCluster | None = None
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
     url = None if cluster else args.redis_url or os.environ.get("REDIS_URL")
-    queue_env: dict[str, str] = {}
+    queue_env: dict[str, str] = {"CANASTA_QUEUE_URL": queue_url_for(url, args.queue_url)} if url else {}
     server = None
     try:
         if cluster:
@@ -774,6 +779,15 @@ def compare_cluster(runs: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    url = args.redis_url or os.environ.get("REDIS_URL")
+    if url and not args.cluster:
+        from api.config import queue_url_for
+
+        try:
+            queue_url_for(url, args.queue_url)  # a cluster without a queue Redis: refused before anything starts
+        except ValueError as e:
+            print(f"canasta bench api: {e}", file=sys.stderr)
+            return 2
     if any(args.listeners):
         procstat.raise_open_files_limit()  # the server inherits it
     if args.cluster:

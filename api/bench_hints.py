@@ -61,7 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     for flag, kind, default, what in OPTIONS:
         p.add_argument(flag, type=kind, default=kind(default), help=f"{what} (default {default:g})")
     p.add_argument("--bot", default="expert", choices=bots.NAMES, help="default expert")
-    p.add_argument("--redis-url", default=None, help="Redis (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--redis-url", default=None,
+                   help="Redis, one server or a redis+cluster:// URL (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--queue-url", default=None,
+                   help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
+                        "required with a cluster)")
     return p
 
 
@@ -131,11 +135,12 @@ async def _hint_phase(client: Client, positions: list[tuple[str, str]], bot: str
             "statuses": dict(statuses), "elapsed": took, "errors": errors}
 
 
-def _start_server(url: str, prefix: str, args: argparse.Namespace, limiter: bool) -> tuple[subprocess.Popen[bytes], int]:
+def _start_server(url: str, queue: str, prefix: str, args: argparse.Namespace,
+                  limiter: bool) -> tuple[subprocess.Popen[bytes], int]:
     with socket.socket() as s:
         s.bind((HOST, 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "REDIS_URL": url, "CANASTA_KEY_PREFIX": prefix,
+    env = {**os.environ, "REDIS_URL": url, "CANASTA_QUEUE_URL": queue, "CANASTA_KEY_PREFIX": prefix,
            "CANASTA_RATE_LIMIT": "1" if limiter else "0", "CANASTA_RATE_LIMIT_PER_ADDRESS": "1000000000"}
     server = subprocess.Popen(api_command(HOST, port, args.workers), env=api_env(env, args.threads))
     if not wait_healthy(f"http://{HOST}:{port}", server, timeout=30):
@@ -154,19 +159,29 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
         server.wait(5)
 
 
+def urls(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The games' Redis (None: an embedded Valkey) and the bot queue's (None: the games' one);
+    ValueError for a cluster without a queue Redis (:func:`api.config.queue_url_for`)."""
+    from api.config import queue_url_for
+
+    url = args.redis_url or os.environ.get("REDIS_URL")
+    return url, queue_url_for(url, args.queue_url) if url else None
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from api.redis_io import connect, is_cluster
     from api.store import Store
 
     embedded = None
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
-    url = args.redis_url or os.environ.get("REDIS_URL")
+    url, queue = urls(args)
     out: dict[str, Any] = {"loadavg": [procstat.loadavg()]}
     try:
         if not url:
             embedded = EmbeddedRedis()
             url = embedded.start()
-        server, port = _start_server(url, prefix, args, limiter=False)
+        queue = queue or url
+        server, port = _start_server(url, queue, prefix, args, limiter=False)
         try:
             client = Client(HOST, port)
 
@@ -181,7 +196,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             asyncio.run(measure())
         finally:
             _stop(server)
-        server, port = _start_server(url, prefix, args, limiter=True)
+        server, port = _start_server(url, queue, prefix, args, limiter=True)
         try:
             client = Client(HOST, port)
 
@@ -228,6 +243,11 @@ def report(out: dict[str, Any], args: argparse.Namespace) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:
+        urls(args)  # a cluster without a queue Redis: refused before anything starts
+    except ValueError as e:
+        print(f"canasta bench hints: {e}", file=sys.stderr)
+        return 2
     out = run(args)
     print(report(out, args), flush=True)
     errors = out["fresh"]["errors"] + out["again"]["errors"] + out["one_token"]["errors"] + out["health"]["errors"]

@@ -28,9 +28,17 @@ def queue_url(redis_url: str, queue: str | None) -> str:
             raise ValueError("CANASTA_QUEUE_URL names a Redis Cluster; the bot queue (RQ) needs one server")
         return queue.strip()
     if is_cluster_url(redis_url):
-        raise ValueError("REDIS_URL names a Redis Cluster: set CANASTA_QUEUE_URL to a single Redis server for the "
-                         "bot queue (RQ does not run on a cluster)")
+        raise ValueError("REDIS_URL names a Redis Cluster: set CANASTA_QUEUE_URL (or --queue-url) to a single Redis "
+                         "server for the bot queue (RQ does not run on a cluster)")
     return redis_url
+
+
+def queue_url_for(redis_url: str, option: str | None = None) -> str:
+    """The bot queue's Redis of a command that talks to ``redis_url``: its ``--queue-url``
+    (``option``), else ``$CANASTA_QUEUE_URL``, else ``redis_url`` (:func:`queue_url`: ValueError
+    when ``redis_url`` is a cluster and neither names a queue, so a command refuses before it
+    starts anything)."""
+    return queue_url(redis_url, option or os.environ.get("CANASTA_QUEUE_URL"))
 
 
 def env_name(setting: str) -> str | None:

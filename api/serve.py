@@ -29,7 +29,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                    help=f"Flask threads per API process (default {DEFAULT_THREADS}; open event streams and "
                         "waiting long-polls hold none: they wait on the process's event loop)")
-    p.add_argument("--redis-url", default=None, help="Redis URL (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--redis-url", default=None,
+                   help="Redis URL, one server or a redis+cluster:// URL (default: $REDIS_URL, else an embedded Valkey)")
+    p.add_argument("--queue-url", default=None,
+                   help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
+                        "required with a cluster)")
     p.add_argument("--data-dir", default=None,
                    help=f"the embedded Valkey's data (default: $XDG_DATA_HOME/canasta, else {default_data_dir()}; "
                         "created if missing; unused with a Redis URL)")
@@ -156,16 +160,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"data: {embedded.data_dir}  (append-only file, fsynced before every reply: a restart on "
                   "this directory continues every game)", flush=True)
         else:
-            from api.config import queue_url
+            from api.config import queue_url_for
 
             try:
-                queue_url(url, os.environ.get("CANASTA_QUEUE_URL"))
+                queue_url_for(url, args.queue_url)
             except ValueError as e:
                 print(f"canasta serve: {e}", file=sys.stderr, flush=True)
                 return 2
             print(f"redis: {url}", flush=True)
             _warn_persistence(url)
         env = {**os.environ, "REDIS_URL": url}
+        if args.queue_url:  # the API's and the worker's
+            env["CANASTA_QUEUE_URL"] = args.queue_url
         api = subprocess.Popen(api_command(args.host, args.port, args.workers, args.access_log),
                                env=api_env(env, args.threads))
         procs.append(api)

@@ -41,12 +41,17 @@ def free_port() -> int:
 class LocalService:
     """``start()`` returns the API's base URL; ``stop()`` (or leaving a ``with`` block)
     stops every process it started. ``redis_url``: use that Redis instead of a private
-    Valkey. ``test_seeds``: let games be created with a known seed (a private server only
+    Valkey (one server, or a cluster with ``queue_url``, the bot queue's one server:
+    ValueError at once without it, as ``canasta serve`` refuses). ``test_seeds``: let games be created with a known seed (a private server only
     ever deals to this player)."""
 
-    def __init__(self, *, redis_url: str | None = None, threads: int = 8, bot_workers: int = 1,
-                 test_seeds: bool = False) -> None:
+    def __init__(self, *, redis_url: str | None = None, queue_url: str | None = None, threads: int = 8,
+                 bot_workers: int = 1, test_seeds: bool = False) -> None:
+        from api.config import queue_url_for
+
         self.redis_url = redis_url
+        # with a Redis URL: the queue's (api.config.queue_url_for); a private Valkey holds both
+        self.queue_url = queue_url_for(redis_url, queue_url) if redis_url else None
         self.threads = threads
         self.bot_workers = bot_workers
         self.test_seeds = test_seeds
@@ -81,6 +86,8 @@ class LocalService:
             url = self.embedded.start()
         port = free_port()
         env = api_env({**os.environ, "REDIS_URL": url}, self.threads)
+        if self.queue_url:  # the API's and the worker's
+            env["CANASTA_QUEUE_URL"] = self.queue_url
         if self.test_seeds:
             env["CANASTA_TEST_SEEDS"] = "1"
         with self.log_path.open("ab") as log:

@@ -71,7 +71,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="deal a known deck (a local server allows it; another server only "
                                             "if started with CANASTA_TEST_SEEDS=1)")
     p.add_argument("--api", metavar="URL", help="play on this server instead of starting one here")
-    p.add_argument("--redis-url", help="the local server's Redis (default: $REDIS_URL, else a private Valkey)")
+    p.add_argument("--redis-url", help="the local server's Redis, one server or a redis+cluster:// URL "
+                                       "(default: $REDIS_URL, else a private Valkey)")
+    p.add_argument("--queue-url", help="the local server's bot queue, one Redis server (default: $CANASTA_QUEUE_URL, "
+                                       "else the --redis-url one; required with a cluster)")
     p.add_argument("--game", help="play your seat of an existing game (with --token; needs --api); write "
                                   "--game=ID --token=T, as an id or token may start with -")
     p.add_argument("--token", help="your seat's token in --game")
@@ -101,9 +104,14 @@ def main(argv: list[str] | None = None) -> int:
         if not base:
             from cli.local_service import LocalService, ServiceFailed
 
-            console.print("Starting the service here (a private Valkey, the API and a bot worker)…")
-            service = LocalService(redis_url=args.redis_url or os.environ.get("REDIS_URL"),
-                                   test_seeds=args.seed is not None)
+            redis_url = args.redis_url or os.environ.get("REDIS_URL")
+            try:
+                service = LocalService(redis_url=redis_url, queue_url=args.queue_url, test_seeds=args.seed is not None)
+            except ValueError as e:  # a cluster without a queue Redis, or a URL that names no Redis
+                console.print(f"canasta play: {e}")
+                return 2
+            console.print("Starting the service here (" + ("on the given Redis" if redis_url else "a private Valkey")
+                          + ", the API and a bot worker)…")
             try:
                 base = service.start()
             except ServiceFailed as e:

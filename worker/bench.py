@@ -7,10 +7,13 @@ expert at 15 ms per decision >= 65% over standard and >= 50% over the expert as 
 (``expert-2026-11``: greedy rollouts, six candidates) at 75 ms; the
 thinking time per decision (p99) of standard <= 5 ms and of the expert at 15 ms <= 40 ms.
 
-``latency``: N concurrent games of one human and three greedy bots on a real Redis (``--redis-url``
-or an embedded Valkey) with ``canasta worker --pool P`` as a subprocess. Driver threads play
+``latency``: N concurrent games of one human and three greedy bots on a real Redis (``--redis-url``,
+one server or a ``redis+cluster://`` URL with the bot queue on ``--queue-url``, or an embedded
+Valkey) with ``canasta worker --pool P`` as a subprocess. Driver threads play
 the humans through ``api.service.apply_move`` (the HTTP route's path, without HTTP) and
-follow each game's event stream. A bot turn's latency is the time between the event that
+follow each game's event stream (one blocking ``XREAD`` of all their games; on a cluster, where a
+game is a slot of its own and no command reads two, one pipelined ``XRANGE`` per game every
+``CLUSTER_POLL_SECONDS`` while nothing arrives). A bot turn's latency is the time between the event that
 ended the previous turn and the event that ends the bot's turn, both stamped by the Redis
 server (stream ids), so it includes the enqueue, the queue wait, the bot's thinking and its
 commits. Goals: p50 <= 30 ms and p99 <= 150 ms per bot turn with 100 games; >= 300 bot
@@ -161,6 +164,7 @@ class Results:
 
 
 RESCUE_SECONDS = 10.0  # a wait for the bots longer than this re-reads the game (should not happen)
+CLUSTER_POLL_SECONDS = 0.01  # on a cluster, the drivers read every game's events again after this
 
 
 def _human_turn(t: Tracker, store: Any, settings: Any, res: Results) -> None:
@@ -227,11 +231,7 @@ def _drive(games: list[Tracker], store: Any, settings: Any, res: Results, stop: 
                 if now < t.ready_at:
                     continue
                 _human_turn(t, store, settings, res)
-            streams = {key: t.last_id for key, t in keys.items()}
-            reply = redis.xread(streams, count=1000, block=50)
-            if not reply:
-                continue
-            items = reply.items() if isinstance(reply, dict) else [(k, rows) for k, rows in reply]
+            items = _read_events(redis, {key: t.last_id for key, t in keys.items()})
             for key, rows in items:
                 k = key.decode() if isinstance(key, bytes) else key
                 t = keys[k]
@@ -264,6 +264,27 @@ def _drive(games: list[Tracker], store: Any, settings: Any, res: Results, stop: 
             res.driver_cpu += time.thread_time() - cpu0 if cpu0 is not None else 0.0
 
 
+def _read_events(redis: Any, streams: dict[str, str]) -> list[tuple[Any, Any]]:
+    """(stream key, entries after its last id) of every stream that has some: one ``XREAD``
+    that blocks up to 50 ms on one server; on a cluster (one slot per game: no command reads
+    two games) one ``XRANGE`` per game in one pipeline (a round trip per node), and a pause of
+    ``CLUSTER_POLL_SECONDS`` when nothing came."""
+    from api.redis_io import is_cluster
+
+    if not is_cluster(redis):
+        reply = redis.xread(streams, count=1000, block=50)
+        if not reply:
+            return []
+        return list(reply.items()) if isinstance(reply, dict) else [(k, rows) for k, rows in reply]
+    pipe = redis.pipeline(transaction=False)
+    for key, last in streams.items():
+        pipe.xrange(key, min=f"({last}", max="+", count=1000)
+    items = [(key, rows) for key, rows in zip(streams, pipe.execute(), strict=True) if rows]
+    if not items:
+        time.sleep(CLUSTER_POLL_SECONDS)
+    return items
+
+
 def _version(fields: Any) -> int:
     if isinstance(fields, list):
         fields = dict(zip(fields[0::2], fields[1::2], strict=True))
@@ -288,23 +309,38 @@ def _cpu_by_pid(pid: int) -> dict[int, float]:
     return {p: procstat.cpu_seconds(p) for p in procstat.tree(pid)}
 
 
-def _redis_cpu(redis: Any) -> float:
+def _redis_cpu(clients: list[Any]) -> float:
+    """CPU seconds of the servers of ``clients`` (every node of a cluster, replicas too: they
+    replay each change); NaN when a server does not tell (a managed Redis)."""
+    from api.redis_io import is_cluster
+
+    total = 0.0
     try:
-        info = redis.info("cpu")
-        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+        for client in clients:
+            servers = ([client.get_redis_connection(node) for node in client.get_nodes()] if is_cluster(client)
+                       else [client])
+            for server in servers:
+                info = server.info("cpu")
+                total += float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
     except Exception:  # noqa: BLE001 - a managed Redis may not tell
         return float("nan")
+    return total
 
 
 
 
 def latency(args: argparse.Namespace) -> int:
     from api import service
-    from api.config import Settings
+    from api.config import Settings, queue_url_for
     from api.store import Store, connect
 
     embedded = None
     url = args.redis_url or os.environ.get("REDIS_URL")
+    try:
+        queue_url = queue_url_for(url, args.queue_url) if url else None  # a cluster needs one
+    except ValueError as e:
+        print(f"canasta bench bots latency: {e}", file=sys.stderr)
+        return 2
     sock_dir = None
     if not url:
         # a private Valkey on a unix socket: ~25% less per round trip than loopback TCP here
@@ -320,14 +356,21 @@ def latency(args: argparse.Namespace) -> int:
         embedded = ValkeyServer(config={**DURABLE, "unixsocket": sock, "unixsocketperm": "700"})
         embedded.start()
         url = f"unix://{sock}?db=0"
+    queue_url = queue_url or url
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "CANASTA_KEY_PREFIX": prefix, "CANASTA_BOT_BUDGET_MS": str(args.budget_ms)}
     root = Path(__file__).resolve().parents[1]
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", url, "--prefix", prefix,
-                             "--pool", str(args.pool)], cwd=root, env=env, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", url, "--queue-url", queue_url,
+                             "--prefix", prefix, "--pool", str(args.pool)], cwd=root, env=env, start_new_session=True)
     os.environ["CANASTA_KEY_PREFIX"] = prefix
-    store = Store(connect(url), prefix)
-    settings = Settings.from_env({"redis_url": url, "key_prefix": prefix, "test_seeds": True})
+
+    def a_store() -> Store:
+        """A client of the games (and of the bot queue, when that is another server)."""
+        return Store(connect(url), prefix, queue=None if queue_url == url else connect(queue_url))
+
+    store = a_store()
+    servers = [store.redis] + ([store.queue] if store.queue is not store.redis else [])
+    settings = Settings.from_env({"redis_url": url, "queue_url": queue_url, "key_prefix": prefix, "test_seeds": True})
     try:
         time.sleep(2.0)  # the workers import and connect
         seats = [{"name": "human"}] + [{"bot": args.bot}] * 3
@@ -342,7 +385,7 @@ def latency(args: argparse.Namespace) -> int:
         groups = [trackers[i::args.drivers] for i in range(args.drivers)]
         threads = []
         for i, group in enumerate(groups):
-            s = Store(connect(url), prefix)
+            s = a_store()
             threads.append(threading.Thread(target=_drive, args=(group, s, settings, res, stop, args.think_ms / 1000,
                                                                  args.think_jitter, i),
                                             daemon=True))
@@ -350,11 +393,11 @@ def latency(args: argparse.Namespace) -> int:
             th.start()
         time.sleep(args.warmup)
         load_before = procstat.loadavg()
-        cpu_before, redis_before = _cpu_by_pid(proc.pid), _redis_cpu(store.redis)
+        cpu_before, redis_before = _cpu_by_pid(proc.pid), _redis_cpu(servers)
         started = time.perf_counter()
         time.sleep(args.seconds)
         stop.set()
-        cpu_after, redis_after = _cpu_by_pid(proc.pid), _redis_cpu(store.redis)
+        cpu_after, redis_after = _cpu_by_pid(proc.pid), _redis_cpu(servers)
         for th in threads:
             th.join(10)
         elapsed = time.perf_counter() - started
@@ -393,6 +436,8 @@ def latency(args: argparse.Namespace) -> int:
         except (ProcessLookupError, subprocess.TimeoutExpired):
             os.killpg(proc.pid, 9)
         store.delete_all()
+        if store.queue is not store.redis:  # the awaiting set (RQ's own keys are left, as on one server)
+            Store(store.queue, prefix).delete_all()
         if embedded is not None:
             embedded.stop()
         if sock_dir:
@@ -434,7 +479,12 @@ def parser() -> argparse.ArgumentParser:
                          "arrive in bursts of --games (the worst case)")
     lt.add_argument("--bot", default="greedy")
     lt.add_argument("--budget-ms", type=float, default=50.0)
-    lt.add_argument("--redis-url", default=None)
+    lt.add_argument("--redis-url", default=None,
+                    help="the games' Redis, one server or a redis+cluster:// URL (default: $REDIS_URL, else a "
+                         "private Valkey)")
+    lt.add_argument("--queue-url", default=None,
+                    help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
+                         "required with a cluster)")
     return p
 
 

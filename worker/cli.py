@@ -27,7 +27,7 @@ from rq.registry import ScheduledJobRegistry
 from rq.utils import now as rq_now
 
 from api.botqueue import SERIALIZER, BotKeys, rq_queue
-from api.config import Settings, queue_url
+from api.config import Settings, queue_url_for
 from worker import runner
 from worker.config import WorkerConfig
 from worker.sweeper import Sweeper, sweep_once
@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = WorkerConfig.from_env(args.prefix, **overrides)
     games_url = args.redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
     try:
-        url = (games_url, queue_url(games_url, args.queue_url or os.environ.get("CANASTA_QUEUE_URL")))
+        url = (games_url, queue_url_for(games_url, args.queue_url))
     except ValueError as e:
         print(f"canasta worker: {e}", file=sys.stderr)
         return 2

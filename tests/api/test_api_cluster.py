@@ -200,3 +200,34 @@ def test_serve_and_worker_refuse_a_cluster_without_a_queue_redis(monkeypatch: py
         for sig, handler in handlers.items():
             signal.signal(sig, handler)  # the worker's own, installed first thing
     assert "CANASTA_QUEUE_URL" in capsys.readouterr().err
+
+
+CLUSTER_ONLY = "redis+cluster://127.0.0.1:1"  # no node answers there: a refusal must come before any is asked
+
+
+def test_every_command_that_runs_bots_refuses_a_cluster_without_a_queue_redis(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``canasta play``, ``canasta bench bots latency``, ``bench hints`` and ``bench api`` with a
+    cluster's URL and no queue Redis: one line naming ``CANASTA_QUEUE_URL``, exit 2, nothing started;
+    a queue URL that names a cluster is refused too."""
+    from api.bench import main as bench_api
+    from api.bench_hints import main as bench_hints
+    from api.serve import main as serve
+    from cli.play import main as play
+    from worker.bench import main as bench_bots
+
+    monkeypatch.delenv("CANASTA_QUEUE_URL", raising=False)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    for run, stream in ((lambda: play(["--redis-url", CLUSTER_ONLY]), "out"),  # the terminal client's console
+                        (lambda: bench_bots(["latency", "--redis-url", CLUSTER_ONLY]), "err"),
+                        (lambda: bench_hints(["--redis-url", CLUSTER_ONLY]), "err"),
+                        (lambda: bench_api(["--redis-url", CLUSTER_ONLY]), "err")):
+        assert run() == 2
+        said = getattr(capsys.readouterr(), stream).strip()
+        assert stream == "out" or len(said.splitlines()) == 1, said  # one line (the terminal's console wraps it)
+        said = " ".join(said.split())
+        assert "names a Redis Cluster" in said and "CANASTA_QUEUE_URL" in said and "--queue-url" in said, said
+    monkeypatch.setenv("REDIS_URL", CLUSTER_ONLY)  # from the environment as from the option
+    assert bench_bots(["latency"]) == 2 and "CANASTA_QUEUE_URL" in capsys.readouterr().err
+    assert serve(["--redis-url", CLUSTER_ONLY, "--queue-url", "redis+cluster://127.0.0.1:2", "--no-bot-worker"]) == 2
+    assert "needs one server" in capsys.readouterr().err
