@@ -47,6 +47,7 @@ from engine.cards import (
     parse_card,
     parse_rank,
 )
+from engine.melds import wild_room
 from engine.state import NOT_FROZEN
 
 Action = dict[str, Any]
@@ -65,6 +66,8 @@ FREEZE_AHEAD = -100.0  # the discard score of that freeze: before any ordinary d
 RACE_MELD = 5  # meld size a wild add must reach to count as a push toward the needed canastas
 RACE_WILD_ADD = 30.0  # that add's score: above an ordinary add, below completing a canasta
 PILE_CARD = 20  # what one pile card given to the next opponent is worth to it (greedy: 12)
+FEED_MELD = 5  # meld size a discard (with the pile) would bring the next opponent's meld to: a race feed
+FEED_RACE = 300.0  # what that feed is worth to it while its side lacks the canastas to go out
 
 
 def known_counts(v: SeatView, seat: int, rank: int) -> tuple[int, int]:
@@ -112,6 +115,8 @@ class Standard(Greedy):
     freeze_pile = FREEZE_PILE
     pile_card = PILE_CARD
     race_meld = RACE_MELD
+    feed_meld = FEED_MELD
+    feed_race = FEED_RACE
 
     # -- drawing ----------------------------------------------------------------------------
     def worth_taking(self, score: float) -> bool:
@@ -150,6 +155,39 @@ class Standard(Greedy):
             gain += PILE_FIT + VALUE[top] * 0.5
         return gain
 
+    def draw_phase(self, v: SeatView, actions: list[Action]) -> Action:
+        """Greedy's, but a take after which this hand completes a canasta of our side is taken
+        while the side lacks the canastas it needs to go out: the first canasta decides a
+        four-player hand, and a small pile that finishes one scores low by its cards alone."""
+        takes = [a for a in actions if a["type"] == "take_pile"]
+        if takes and v.canastas(v.team) < v.rules.going_out.canastas_to_go_out and self.take_completes_canasta(v):
+            return max(takes, key=lambda a: self.take_score(v, a))
+        return super().draw_phase(v, actions)
+
+    @staticmethod
+    def take_completes_canasta(v: SeatView) -> bool:
+        """With the pile's cards, this hand can bring a meld of our side (or the one the take
+        starts with the top card) to a canasta, counting naturals and the wilds that fit."""
+        rules = v.rules
+        pile = list(v.pile) + list(v.pile_beside)
+        counts = rank_counts(v.hand)
+        wilds = sum(v.hand[k] for k in WILD_KINDS) + sum(1 for k in pile if IS_WILD[k])
+        for k in pile:
+            if not IS_WILD[k]:
+                counts[RANK_OF[k]] += 1
+        top_rank = RANK_OF[v.pile_top] if v.pile_top >= 0 else -1
+        size, naturals_needed = rules.melding.canasta_size, rules.melding.canasta_min_naturals
+        for rank, m in enumerate(v.melds(v.team)):
+            if rank not in MELD_RANKS or (m is None and rank != top_rank):
+                continue
+            if m is not None and m.is_canasta(rules):
+                continue
+            nat = (m.naturals if m is not None else 0) + counts[rank]
+            on = m.wilds if m is not None else 0
+            if nat >= naturals_needed and nat + on + min(wilds, wild_room(rules, nat, on)) >= size:
+                return True
+        return False
+
     # -- melding ---------------------------------------------------------------------------
     def meld_score(self, v: SeatView, a: Action) -> float:
         """Greedy's, but a wild goes onto a meld of ours near a canasta while our side lacks the
@@ -157,13 +195,17 @@ class Standard(Greedy):
         score = super().meld_score(v, a)
         if a["type"] != "add" or score >= RACE_WILD_ADD:
             return score
-        if v.canastas(v.team) >= v.rules.going_out.canastas_to_go_out:
-            return score
         cards = a["cards"]
         if not any(IS_WILD[parse_card(c)] for c in cards):
             return score
+        if v.canastas(v.team) >= v.rules.going_out.canastas_to_go_out:
+            # our side may go out: a wild kept in hand melds anywhere on the turn out (with a
+            # pair, or onto any meld), so it stays there unless the opponents are near out
+            if all(IS_WILD[parse_card(c)] for c in cards) and not self.threat(v):
+                return 0.0
+            return score
         meld = v.melds(v.team)[parse_rank(a["rank"])]
-        if meld is not None and len(meld.cards) + len(cards) >= self.race_meld:
+        if meld is not None and not meld.is_canasta(v.rules) and len(meld.cards) + len(cards) >= self.race_meld:
             return RACE_WILD_ADD
         return score
 
@@ -244,4 +286,16 @@ class Standard(Greedy):
         chance = take_chance_known(v, nxt, RANK_OF[kind], unseen)
         if not v.opened(team):
             chance *= 0.5  # it must also reach its opening minimum
-        return chance * ((v.pile_size + 1) * self.pile_card + 20)
+        return chance * ((v.pile_size + 1) * self.pile_card + 20 + self.race_feed(v, team, kind))
+
+    def race_feed(self, v: SeatView, team: int, kind: int) -> float:
+        """Extra for a pile that would bring ``team``'s meld of this rank to :data:`FEED_MELD`
+        cards or more while that side still lacks its canastas: a step to the first canasta."""
+        if v.canastas(team) >= v.rules.going_out.canastas_to_go_out:
+            return 0.0
+        rank = RANK_OF[kind]
+        m = v.melds(team)[rank]
+        if m is None or m.is_canasta(v.rules):
+            return 0.0
+        brought = 1 + sum(1 for k in v.pile if IS_WILD[k] or RANK_OF[k] == rank)
+        return self.feed_race if len(m.cards) + brought >= self.feed_meld else 0.0
