@@ -21,13 +21,17 @@ club player, completes fewer canastas and goes out half as often):
   out?" by the same estimate.
 * **the race to the first canasta**: while our side lacks the canastas it needs to go out, a
   wild goes onto a meld of ours that it brings near a canasta (greedy scores every wild add
-  alike); in four-player ``finnish`` one canasta ends the hand, so the first one decides it.
+  alike), a pile after which this hand completes a canasta is taken however small, and a
+  discard that would bring the next opponent's meld to five cards counts as a feed of the
+  race; in four-player ``finnish`` one canasta ends the hand, so the first one decides it.
+* **ready to go out**: once our side has its canastas, a wild stays in hand (it melds with
+  any pair or onto any meld on the turn out) unless the opponents are near going out.
 
 Melding otherwise, canasta building and the partner's melds are greedy's
 (:class:`~bots.greedy.Greedy` already adds to the side's melds and completes canastas first).
-Measured (BENCHMARKS.md, issue 15): ~80% against greedy in ``finnish-2p``; 50-58% in
-four-player ``finnish`` by seed (was ~50%), short of the issue's 75%. Fast: one pass over the
-legal actions with table look-ups (p99 of CPU per decision ~0.2 ms).
+Measured (BENCHMARKS.md, issue 15): ~80% against greedy in ``finnish-2p``; 55-59% in
+four-player ``finnish`` on 400 games of seeds 1 and 2 (was ~50%), short of the issue's 75%.
+Fast: one pass over the legal actions with table look-ups (p99 of CPU per decision ~0.2 ms).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ Action = dict[str, Any]
 BLOCK_PILE = 6  # pile size from which feeding it is worth a black three or a wild
 FREEZE_COST = 70.0  # what a wild discarded to freeze the pile costs us (its meld value and more)
 TAKE_MIN_GAIN = 30.0  # points a take must bring, net of what it spends, to beat a stock draw
+RACE_TAKE_MIN_GAIN = 0.0  # the same in the race to a first canasta that ends the hand: any take that pays
 PILE_FIT = 14.0  # a pile card that fits our melds or pairs a rank we hold
 PILE_WILD = 30.0  # a wild that comes with the pile
 PILE_JUNK = 2.0  # any other pile card (it is a card in hand, some use, some cost)
@@ -109,6 +114,7 @@ class Standard(Greedy):
     late_stock = 20
     go_out_margin = -20  # going out a little behind still wins the race for the next hands
     take_min_gain = TAKE_MIN_GAIN
+    race_take_min_gain = RACE_TAKE_MIN_GAIN
     block_pile = BLOCK_PILE
     go_out_stock = 10  # stock size from which going out is always taken
     freeze_pairs = FREEZE_PAIRS
@@ -158,11 +164,23 @@ class Standard(Greedy):
     def draw_phase(self, v: SeatView, actions: list[Action]) -> Action:
         """Greedy's, but a take after which this hand completes a canasta of our side is taken
         while the side lacks the canastas it needs to go out: the first canasta decides a
-        four-player hand, and a small pile that finishes one scores low by its cards alone."""
+        four-player hand, and a small pile that finishes one scores low by its cards alone.
+        Before either side has a canasta, where one ends the hand, any take that pays for what
+        it spends is taken."""
         takes = [a for a in actions if a["type"] == "take_pile"]
-        if takes and v.canastas(v.team) < v.rules.going_out.canastas_to_go_out and self.take_completes_canasta(v):
-            return max(takes, key=lambda a: self.take_score(v, a))
+        if takes:
+            best = max(takes, key=lambda a: self.take_score(v, a))
+            if v.canastas(v.team) < v.rules.going_out.canastas_to_go_out and self.take_completes_canasta(v):
+                return best
+            if self.before_first_canasta(v) and self.take_score(v, best) >= self.race_take_min_gain:
+                return best  # one stock card a turn in four players: the pile's cards feed the race
         return super().draw_phase(v, actions)
+
+    @staticmethod
+    def before_first_canasta(v: SeatView) -> bool:
+        """Neither side has a canasta where one is enough to go out: the race is on (in
+        ``finnish-2p``, which needs two, the pickier take measured better: 80% against 82%)."""
+        return v.rules.going_out.canastas_to_go_out == 1 and all(v.canastas(t) == 0 for t in range(v.teams))
 
     @staticmethod
     def take_completes_canasta(v: SeatView) -> bool:

@@ -140,6 +140,33 @@ def test_it_takes_a_small_pile_that_completes_its_first_canasta() -> None:
     assert choose("standard", one) == {"type": "draw"}
 
 
+def four_player_draw(hand: tuple[str, ...], pile: tuple[str, ...], ours: tuple[Meld, ...],
+                     theirs: tuple[Meld, ...] = ()) -> State:
+    """Seat 0 to draw in four-player finnish (one canasta goes out); the other hands are filler."""
+    rules = resolve("finnish")
+    dealt = engine.deal(engine.new_game(rules), engine.shuffle(rules, random.Random(1))[0])
+    filler = hand_of("4S", "5S", "6S", "8S", "9S", "TS", "JS", "QS", "9D")
+    return dealt._replace(
+        phase="draw", to_act=SEAT, turn=SEAT, drawn="", hands=(hand_of(*hand), filler, filler, filler),
+        pile=tuple(parse_card(c) for c in pile), pile_beside=(), pile_frozen_by=-1, pile_lock=-1,
+        melds=(melds(*ours), melds(*theirs)), known_from_pile=((), (), (), ()),
+        first_turn_done=(True,) * 4, minimums=(50, 50),
+    )
+
+
+def test_before_the_first_canasta_it_takes_a_pile_that_pays_for_itself() -> None:
+    # four-player finnish, nobody has a canasta: a king onto our kings and a junk five are
+    # worth a take in the race (one stock card a turn), though not the 30 points asked later
+    kings = meld("K", "KH", "KD", "KS")
+    hand = ("6H", "9S", "JC", "7D", "8C")
+    s = four_player_draw(hand, ("5H", "KH"), ours=(kings,))
+    assert choose("standard", s)["type"] == "take_pile"
+    # once a side has a canasta the race is decided: the small pile is left for the stock
+    canasta = meld("Q", "QH", "QD", "QS", "QC", "QH", "QD", "QS")
+    after = four_player_draw(hand, ("5H", "KH"), ours=(kings,), theirs=(canasta,))
+    assert choose("standard", after) == {"type": "draw"}
+
+
 def test_once_its_side_may_go_out_a_wild_stays_in_hand() -> None:
     # two canastas (finnish-2p needs two): the wild is kept for the turn out (it melds with
     # any pair or onto any meld then) instead of going onto the three fives
