@@ -21,13 +21,17 @@ club player, completes fewer canastas and goes out half as often):
   out?" by the same estimate.
 * **the race to the first canasta**: while our side lacks the canastas it needs to go out, a
   wild goes onto a meld of ours that it brings near a canasta (greedy scores every wild add
-  alike); in four-player ``finnish`` one canasta ends the hand, so the first one decides it.
+  alike), a pile after which this hand completes a canasta is taken however small, and a
+  discard that would bring the next opponent's meld to five cards counts as a feed of the
+  race; in four-player ``finnish`` one canasta ends the hand, so the first one decides it.
+* **ready to go out**: once our side has its canastas, a wild stays in hand (it melds with
+  any pair or onto any meld on the turn out) unless the opponents are near going out.
 
 Melding otherwise, canasta building and the partner's melds are greedy's
 (:class:`~bots.greedy.Greedy` already adds to the side's melds and completes canastas first).
-Measured (BENCHMARKS.md, issue 15): ~80% against greedy in ``finnish-2p``; 50-58% in
-four-player ``finnish`` by seed (was ~50%), short of the issue's 75%. Fast: one pass over the
-legal actions with table look-ups (p99 of CPU per decision ~0.2 ms).
+Measured (BENCHMARKS.md, issue 15): ~80% against greedy in ``finnish-2p``; 55-59% in
+four-player ``finnish`` on 400 games of seeds 1 and 2 (was ~50%), short of the issue's 75%.
+Fast: one pass over the legal actions with table look-ups (p99 of CPU per decision ~0.2 ms).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from engine.cards import (
     parse_card,
     parse_rank,
 )
+from engine.melds import wild_room
 from engine.state import NOT_FROZEN
 
 Action = dict[str, Any]
@@ -54,6 +59,7 @@ Action = dict[str, Any]
 BLOCK_PILE = 6  # pile size from which feeding it is worth a black three or a wild
 FREEZE_COST = 70.0  # what a wild discarded to freeze the pile costs us (its meld value and more)
 TAKE_MIN_GAIN = 30.0  # points a take must bring, net of what it spends, to beat a stock draw
+RACE_TAKE_MIN_GAIN = 0.0  # the same in the race to a first canasta that ends the hand: any take that pays
 PILE_FIT = 14.0  # a pile card that fits our melds or pairs a rank we hold
 PILE_WILD = 30.0  # a wild that comes with the pile
 PILE_JUNK = 2.0  # any other pile card (it is a card in hand, some use, some cost)
@@ -65,6 +71,8 @@ FREEZE_AHEAD = -100.0  # the discard score of that freeze: before any ordinary d
 RACE_MELD = 5  # meld size a wild add must reach to count as a push toward the needed canastas
 RACE_WILD_ADD = 30.0  # that add's score: above an ordinary add, below completing a canasta
 PILE_CARD = 20  # what one pile card given to the next opponent is worth to it (greedy: 12)
+FEED_MELD = 5  # meld size a discard (with the pile) would bring the next opponent's meld to: a race feed
+FEED_RACE = 300.0  # what that feed is worth to it while its side lacks the canastas to go out
 
 
 def known_counts(v: SeatView, seat: int, rank: int) -> tuple[int, int]:
@@ -106,12 +114,15 @@ class Standard(Greedy):
     late_stock = 20
     go_out_margin = -20  # going out a little behind still wins the race for the next hands
     take_min_gain = TAKE_MIN_GAIN
+    race_take_min_gain = RACE_TAKE_MIN_GAIN
     block_pile = BLOCK_PILE
     go_out_stock = 10  # stock size from which going out is always taken
     freeze_pairs = FREEZE_PAIRS
     freeze_pile = FREEZE_PILE
     pile_card = PILE_CARD
     race_meld = RACE_MELD
+    feed_meld = FEED_MELD
+    feed_race = FEED_RACE
 
     # -- drawing ----------------------------------------------------------------------------
     def worth_taking(self, score: float) -> bool:
@@ -150,6 +161,51 @@ class Standard(Greedy):
             gain += PILE_FIT + VALUE[top] * 0.5
         return gain
 
+    def draw_phase(self, v: SeatView, actions: list[Action]) -> Action:
+        """Greedy's, but a take after which this hand completes a canasta of our side is taken
+        while the side lacks the canastas it needs to go out: the first canasta decides a
+        four-player hand, and a small pile that finishes one scores low by its cards alone.
+        Before either side has a canasta, where one ends the hand, any take that pays for what
+        it spends is taken."""
+        takes = [a for a in actions if a["type"] == "take_pile"]
+        if takes:
+            best = max(takes, key=lambda a: self.take_score(v, a))
+            if v.canastas(v.team) < v.rules.going_out.canastas_to_go_out and self.take_completes_canasta(v):
+                return best
+            if self.before_first_canasta(v) and self.take_score(v, best) >= self.race_take_min_gain:
+                return best  # one stock card a turn in four players: the pile's cards feed the race
+        return super().draw_phase(v, actions)
+
+    @staticmethod
+    def before_first_canasta(v: SeatView) -> bool:
+        """Neither side has a canasta where one is enough to go out: the race is on (in
+        ``finnish-2p``, which needs two, the pickier take measured better: 80% against 82%)."""
+        return v.rules.going_out.canastas_to_go_out == 1 and all(v.canastas(t) == 0 for t in range(v.teams))
+
+    @staticmethod
+    def take_completes_canasta(v: SeatView) -> bool:
+        """With the pile's cards, this hand can bring a meld of our side (or the one the take
+        starts with the top card) to a canasta, counting naturals and the wilds that fit."""
+        rules = v.rules
+        pile = list(v.pile) + list(v.pile_beside)
+        counts = rank_counts(v.hand)
+        wilds = sum(v.hand[k] for k in WILD_KINDS) + sum(1 for k in pile if IS_WILD[k])
+        for k in pile:
+            if not IS_WILD[k]:
+                counts[RANK_OF[k]] += 1
+        top_rank = RANK_OF[v.pile_top] if v.pile_top >= 0 else -1
+        size, naturals_needed = rules.melding.canasta_size, rules.melding.canasta_min_naturals
+        for rank, m in enumerate(v.melds(v.team)):
+            if rank not in MELD_RANKS or (m is None and rank != top_rank):
+                continue
+            if m is not None and m.is_canasta(rules):
+                continue
+            nat = (m.naturals if m is not None else 0) + counts[rank]
+            on = m.wilds if m is not None else 0
+            if nat >= naturals_needed and nat + on + min(wilds, wild_room(rules, nat, on)) >= size:
+                return True
+        return False
+
     # -- melding ---------------------------------------------------------------------------
     def meld_score(self, v: SeatView, a: Action) -> float:
         """Greedy's, but a wild goes onto a meld of ours near a canasta while our side lacks the
@@ -157,13 +213,17 @@ class Standard(Greedy):
         score = super().meld_score(v, a)
         if a["type"] != "add" or score >= RACE_WILD_ADD:
             return score
-        if v.canastas(v.team) >= v.rules.going_out.canastas_to_go_out:
-            return score
         cards = a["cards"]
         if not any(IS_WILD[parse_card(c)] for c in cards):
             return score
+        if v.canastas(v.team) >= v.rules.going_out.canastas_to_go_out:
+            # our side may go out: a wild kept in hand melds anywhere on the turn out (with a
+            # pair, or onto any meld), so it stays there unless the opponents are near out
+            if all(IS_WILD[parse_card(c)] for c in cards) and not self.threat(v):
+                return 0.0
+            return score
         meld = v.melds(v.team)[parse_rank(a["rank"])]
-        if meld is not None and len(meld.cards) + len(cards) >= self.race_meld:
+        if meld is not None and not meld.is_canasta(v.rules) and len(meld.cards) + len(cards) >= self.race_meld:
             return RACE_WILD_ADD
         return score
 
@@ -244,4 +304,16 @@ class Standard(Greedy):
         chance = take_chance_known(v, nxt, RANK_OF[kind], unseen)
         if not v.opened(team):
             chance *= 0.5  # it must also reach its opening minimum
-        return chance * ((v.pile_size + 1) * self.pile_card + 20)
+        return chance * ((v.pile_size + 1) * self.pile_card + 20 + self.race_feed(v, team, kind))
+
+    def race_feed(self, v: SeatView, team: int, kind: int) -> float:
+        """Extra for a pile that would bring ``team``'s meld of this rank to :data:`FEED_MELD`
+        cards or more while that side still lacks its canastas: a step to the first canasta."""
+        if v.canastas(team) >= v.rules.going_out.canastas_to_go_out:
+            return 0.0
+        rank = RANK_OF[kind]
+        m = v.melds(team)[rank]
+        if m is None or m.is_canasta(v.rules):
+            return 0.0
+        brought = 1 + sum(1 for k in v.pile if IS_WILD[k] or RANK_OF[k] == rank)
+        return self.feed_race if len(m.cards) + brought >= self.feed_meld else 0.0

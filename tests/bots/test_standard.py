@@ -129,6 +129,77 @@ def test_its_wild_goes_onto_the_meld_nearest_a_canasta_while_its_side_needs_cana
     assert choose("greedy", s) == {"type": "add", "rank": "5", "cards": ["2C"]}
 
 
+def test_it_takes_a_small_pile_that_completes_its_first_canasta() -> None:
+    # four kings on the table and two wilds in hand: the king on the pile makes seven; by its
+    # cards alone (a king and a junk five) the pile would not be worth a take
+    ours = (meld("K", "KH", "KD", "KS", "KC"),)
+    wilds = position(("2C", "2H", "6H", "9S", "JC"), ("5H", "KH"), ours=ours)._replace(phase="draw", drawn="")
+    assert choose("standard", wilds)["type"] == "take_pile"
+    # one wild: the take brings six cards, not a canasta, and the small pile is left
+    one = position(("2C", "7H", "6H", "9S", "JC"), ("5H", "KH"), ours=ours)._replace(phase="draw", drawn="")
+    assert choose("standard", one) == {"type": "draw"}
+
+
+def four_player_draw(hand: tuple[str, ...], pile: tuple[str, ...], ours: tuple[Meld, ...],
+                     theirs: tuple[Meld, ...] = ()) -> State:
+    """Seat 0 to draw in four-player finnish (one canasta goes out); the other hands are filler."""
+    rules = resolve("finnish")
+    dealt = engine.deal(engine.new_game(rules), engine.shuffle(rules, random.Random(1))[0])
+    filler = hand_of("4S", "5S", "6S", "8S", "9S", "TS", "JS", "QS", "9D")
+    return dealt._replace(
+        phase="draw", to_act=SEAT, turn=SEAT, drawn="", hands=(hand_of(*hand), filler, filler, filler),
+        pile=tuple(parse_card(c) for c in pile), pile_beside=(), pile_frozen_by=-1, pile_lock=-1,
+        melds=(melds(*ours), melds(*theirs)), known_from_pile=((), (), (), ()),
+        first_turn_done=(True,) * 4, minimums=(50, 50),
+    )
+
+
+def test_before_the_first_canasta_it_takes_a_pile_that_pays_for_itself() -> None:
+    # four-player finnish, nobody has a canasta: a king onto our kings and a junk five are
+    # worth a take in the race (one stock card a turn), though not the 30 points asked later
+    kings = meld("K", "KH", "KD", "KS")
+    hand = ("6H", "9S", "JC", "7D", "8C")
+    s = four_player_draw(hand, ("5H", "KH"), ours=(kings,))
+    assert choose("standard", s)["type"] == "take_pile"
+    # once a side has a canasta the race is decided: the small pile is left for the stock
+    canasta = meld("Q", "QH", "QD", "QS", "QC", "QH", "QD", "QS")
+    after = four_player_draw(hand, ("5H", "KH"), ours=(kings,), theirs=(canasta,))
+    assert choose("standard", after) == {"type": "draw"}
+
+
+def test_once_its_side_may_go_out_a_wild_stays_in_hand() -> None:
+    # two canastas (finnish-2p needs two): the wild is kept for the turn out (it melds with
+    # any pair or onto any meld then) instead of going onto the three fives
+    canasta_k = meld("K", "KH", "KD", "KS", "KC", "KH", "KD", "KS")
+    canasta_q = meld("Q", "QH", "QD", "QS", "QC", "QH", "QD", "QS")
+    ours = (canasta_k, canasta_q, meld("5", "5H", "5D", "5S"))
+    hand = ("2C", "6D", "9S", "JC", "8H")
+    s = position(hand, ("6H", "9C"), ours=ours, theirs=(meld("A", "AH", "AD", "AS"),))
+    assert choose("standard", s)["type"] == "discard"
+    assert choose("greedy", s) == {"type": "add", "rank": "5", "cards": ["2C"]}
+    # our side still short of its canastas: the wild goes onto the meld (greedy's play)
+    short = position(hand, ("6H", "9C"), ours=(canasta_k, meld("5", "5H", "5D", "5S")),
+                     theirs=(meld("A", "AH", "AD", "AS"),))
+    assert choose("standard", short) == {"type": "add", "rank": "5", "cards": ["2C"]}
+
+
+def test_a_discard_that_brings_the_opponents_meld_near_a_canasta_counts_as_a_race_feed() -> None:
+    # the next opponent takes an open pile onto its queens: a queen from us makes its meld five
+    # (a step to the first canasta) where three queens would become four
+    bot, queen, pile = Standard(), parse_card("QD"), ("6H", "9C")
+    hand = ("QD", "7D", "7C", "KH")
+    near = SeatView(position(hand, pile, theirs=(meld("Q", "QH", "QS", "QC", "QH"),)), SEAT)
+    far = SeatView(position(hand, pile, theirs=(meld("Q", "QH", "QS", "QC"),)), SEAT)
+    near_danger = bot.danger(near, queen, near.unseen_counts())
+    far_danger = bot.danger(far, queen, far.unseen_counts())
+    assert far_danger == (len(pile) + 1) * bot.pile_card + 20
+    assert near_danger == far_danger + bot.feed_race
+    # once that side has its canastas (two in finnish-2p) the feed is an ordinary one
+    canastas = (meld("K", "KH", "KD", "KS", "KC", "KH", "KD", "KS"), meld("J", "JH", "JD", "JS", "JC", "JH", "JD", "JS"))
+    done = SeatView(position(hand, pile, theirs=(meld("Q", "QH", "QS", "QC", "QH"), *canastas)), SEAT)
+    assert bot.danger(done, queen, done.unseen_counts()) == far_danger
+
+
 def test_it_goes_out_when_going_out_wins_the_hand() -> None:
     # two canastas on the table (finnish-2p needs two), three fives and a 4 in hand: meld the
     # fives, discard the 4, out; the opponent has little on the table and a full hand
