@@ -155,5 +155,5 @@ class Expert:
             choice = acts[0] if len(acts) == 1 else g.choose(SeatView(s, actor), acts, rng)
             s = apply(s, actor, choice)
             steps += 1
-        return evaluate(s, team)
+        return evaluate(s, team, g.name)
 
