@@ -10,6 +10,7 @@ BENCHES = {
     "engine": ("bots.bench_engine", "main", "engine actions/s: replaying recorded games, and random self-play"),
     "replay": ("cli.bench_replay", "main", "log validation moves/s, and a corpus with --jobs 2"),
     "api": ("api.bench", "main", "API moves/s and latency against /healthz in the same run"),
+    "app": ("api.bench_app", "main", "the app's own CPU per move, without an HTTP server"),
     "hints": ("api.bench_hints", "main", "hints/s (new positions, asked again, one token) against /healthz"),
     "bots": ("worker.bench", "main", "bot strength and bot-turn latency"),
 }

@@ -65,3 +65,18 @@ def test_bench_api_compares_durability_modes(redis_url: str, capsys: pytest.Capt
     assert "CANASTA_DURABILITY=fsync; the server's append-only file on, appendfsync always" in out
     summary = out.split("durability  listeners  accepted moves/s")[1]
     assert "\noff " in summary and "\nfsync " in summary and "fsync: " in summary
+
+
+def test_bench_app_times_the_app_alone_and_leaves_nothing(redis_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`canasta bench app`: moves through the WSGI callable, the CPU per move printed, and
+    the bench's games deleted afterwards."""
+    from api import bench_app
+    from api.redis_io import connect
+
+    games = connect(redis_url)  # one server, or the local cluster under make test-cluster
+    before = set(games.scan_iter(match="bench-app-*"))
+    assert bench_app.main(["--moves", "60", "--redis-url", redis_url]) == 0
+    out = capsys.readouterr().out
+    assert "accepted moves          60" in out
+    assert float(out.split("CPU ms per accepted move")[1].split()[0]) > 0
+    assert set(games.scan_iter(match="bench-app-*")) == before
