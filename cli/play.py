@@ -54,8 +54,13 @@ POLL_SECONDS = 2.0  # and after this much longer, the view is read again (a 304 
 SETTLE_SECONDS = 1.0  # after a move, how long to wait for its event before drawing the table
 
 
-class Leave(Exception):
-    """The player leaves (Ctrl-D, Ctrl-C, ``quit``, or the terminal went away)."""
+class Leave(BaseException):
+    """The player leaves (Ctrl-D, Ctrl-C, ``quit``, or the terminal went away). Not an
+    ``Exception``: like ``KeyboardInterrupt``, no ``except Exception`` on its way may keep it."""
+
+
+LEAVING = threading.Event()  # a stop signal came: the waiting loop leaves even if its raise was lost
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -97,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         console.print(f"canasta play: {e}")
         return 2
-    old = {s: signal.signal(s, _leave_on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    LEAVING.clear()
+    old = {s: signal.signal(s, _leave_on_signal) for s in STOP_SIGNALS}
     service = None
     try:
         base = args.api
@@ -138,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _leave_on_signal(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C (SIGINT), SIGTERM, a closed terminal (SIGHUP): leave. The flag too: a Ctrl-C
+    while the events were awaited was once lost (the client kept waiting), and the waiting
+    loop looks at the flag at least every second."""
+    LEAVING.set()
     raise Leave
 
 
@@ -266,7 +276,7 @@ class PlaySession:
         seat's turn (or the game's status changed), or after a while without events. Who
         is awaited is told only when nothing happens for a moment (bots move faster)."""
         try:
-            item = self.events.get(timeout=QUIET_SECONDS)
+            item = self._next_event(QUIET_SECONDS)
         except queue.Empty:
             self.refresh()
             if self.seat.my_turn or self.game["status"] == "over":
@@ -278,7 +288,7 @@ class PlaySession:
                 else:
                     self.console.print(Text(turn_text(self.game), style="dim"))
             try:
-                item = self.events.get(timeout=POLL_SECONDS)
+                item = self._next_event(POLL_SECONDS)
             except queue.Empty:
                 self.refresh()
                 return
@@ -286,6 +296,17 @@ class PlaySession:
         self.tell_events()
         if self.stale:
             self.refresh()
+
+    def _next_event(self, timeout: float) -> Event | BaseException:
+        """The next event or the listener's error, within ``timeout`` (else ``queue.Empty``),
+        unless a stop signal came (:data:`LEAVING`)."""
+        if LEAVING.is_set():
+            raise Leave
+        try:
+            return self.events.get(timeout=timeout)
+        finally:
+            if LEAVING.is_set():
+                raise Leave
 
     def refresh(self) -> None:
         self.stale = False
