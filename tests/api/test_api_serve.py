@@ -208,7 +208,8 @@ def test_serve_stops_within_3_s_with_listeners_connected_and_bots_mid_run(tmp_pa
     code = serve.proc.wait(30)
     _, alive = psutil.wait_procs(children, timeout=max(0.1, STOP_SECONDS - (time.monotonic() - started)))
     took = time.monotonic() - started
-    assert not alive, f"left behind: {alive}"
+    print(f"stopped in {took:.2f} s")
+    assert not alive, f"left behind: {[(p.pid, _cmdline(p)) for p in alive]}"
     assert not _valkey_on(redis_port)
     assert took < STOP_SECONDS, took
     assert code == 0, serve.text()
@@ -228,3 +229,10 @@ def _quietly(call: Any) -> None:
 def test_serve_help() -> None:
     out = subprocess.run([sys.executable, "-m", "cli.main", "serve", "--help"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and "--workers" in out.stdout and "--threads" in out.stdout
+
+
+def _cmdline(p: psutil.Process) -> str:
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:
+        return "(gone)"
