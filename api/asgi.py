@@ -242,15 +242,12 @@ class App:
                 return
 
     def _chain_stop_signals(self) -> None:
-        """Before granian's handler of SIGTERM, end every listener: the server waits for open
-        requests to finish, and a stream would not. SIGINT (Ctrl-C reaches the whole process
-        group) only ends the listeners: granian's main process stops its workers with SIGTERM,
-        and a worker that stopped on its own SIGINT first was an "Unexpected exit" to it (it
-        logged an error and started another)."""
+        """Before granian's handler of SIGINT and SIGTERM, end every listener: the server
+        waits for open requests to finish, and a stream would not."""
         loop = asyncio.get_running_loop()
         handlers = getattr(loop, "_signal_handlers", {})
         for sig in STOP_SIGNALS:
-            theirs = handlers.get(sig) if sig != signal.SIGINT else None
+            theirs = handlers.get(sig)
 
             def stop(theirs: Any = theirs) -> None:
                 self.stopping = True
