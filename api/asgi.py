@@ -267,6 +267,12 @@ def create_asgi_app(config: Settings | dict[str, Any] | None = None) -> App:
     from api import create_app, procstat
 
     procstat.raise_open_files_limit()  # each open stream is a socket
+    # a worker whose granian main process is gone (killed) stops as on the main's SIGTERM:
+    # seen once, a worker left running for good after its main was killed
+    parent = os.getppid()
+    procstat.die_with_parent(signal.SIGTERM)
+    if os.getppid() != parent:  # it died before we asked
+        os.kill(os.getpid(), signal.SIGTERM)
     flask_app = create_app(config)
     settings: Settings = flask_app.extensions["canasta"].settings
     threads = int(os.environ.get("CANASTA_THREADS") or DEFAULT_THREADS)

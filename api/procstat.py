@@ -83,13 +83,13 @@ def settle_collector() -> None:
     gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
 
 
-def die_with_parent() -> None:
-    """A ``preexec_fn``: the child is killed (SIGKILL) when the thread that started it ends,
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """A ``preexec_fn``: the child gets ``sig`` (SIGKILL) when the thread that started it ends,
     the whole process included, so that a test run or a benchmark killed with SIGKILL leaves
     no server behind (Linux ``prctl(PR_SET_PDEATHSIG)``; elsewhere nothing happens). Start such
     children from a thread that outlives them: the main thread."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc.prctl(PR_SET_PDEATHSIG, sig)
     except (OSError, AttributeError):  # not Linux
         pass

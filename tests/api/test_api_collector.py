@@ -63,3 +63,33 @@ def test_a_child_started_with_die_with_parent_dies_when_its_parent_is_killed() -
         time.sleep(0.05)
     os.kill(child, signal.SIGKILL)
     raise AssertionError("the child outlived its killed parent")
+
+
+def test_a_granian_worker_stops_when_its_main_process_is_killed(redis_url: str, key_prefix: str) -> None:
+    """A worker whose main process died (kill -9) gets SIGTERM and stops (a worker once ran on
+    for good after its main was killed)."""
+    import os
+    import time
+
+    import psutil
+    from api_servers import free_port
+
+    from api.serve import api_command, api_env, wait_healthy
+
+    port = free_port()
+    env = api_env({**os.environ, "REDIS_URL": redis_url, "CANASTA_KEY_PREFIX": key_prefix}, 1)
+    main = subprocess.Popen(api_command("127.0.0.1", port, 1), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        assert wait_healthy(f"http://127.0.0.1:{port}", main, 60)
+        workers = psutil.Process(main.pid).children()
+        assert workers
+        main.kill()
+        main.wait(10)
+        started = time.monotonic()
+        _, alive = psutil.wait_procs(workers, timeout=15)
+        assert not alive, f"workers left running {time.monotonic() - started:.1f} s after their main was killed"
+    finally:
+        for p in psutil.Process().children(recursive=True):
+            if "granian" in " ".join(p.cmdline()):
+                p.kill()
