@@ -40,6 +40,7 @@ import orjson
 
 from api import procstat
 from api.bench_moves import CREATE_BODY, choose
+from api.config import add_queue_url_option
 from api.embedded import EmbeddedRedis
 from api.serve import api_command, api_env, wait_healthy
 
@@ -74,9 +75,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="fan-out phase: pause before each move (default 100)")
     p.add_argument("--redis-url", default=None,
                    help="Redis, one server or a redis+cluster:// URL (default: $REDIS_URL, else an embedded Valkey)")
-    p.add_argument("--queue-url", default=None,
-                   help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
-                        "required with a cluster URL)")
+    add_queue_url_option(p)
     p.add_argument("--seed", type=int, default=1, help="the client's choices (default 1)")
     p.add_argument("--durability", type=_modes, default=["fsync"],
                    help="CANASTA_DURABILITY of the server, or several separated by commas to compare them "

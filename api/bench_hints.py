@@ -37,6 +37,7 @@ import orjson
 import bots
 from api import procstat
 from api.bench import HOST, Client, _get, _health_phase, _percentile, _post
+from api.config import add_queue_url_option
 from api.embedded import EmbeddedRedis
 from api.serve import api_command, api_env, wait_healthy
 
@@ -63,9 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bot", default="expert", choices=bots.NAMES, help="default expert")
     p.add_argument("--redis-url", default=None,
                    help="Redis, one server or a redis+cluster:// URL (default: $REDIS_URL, else an embedded Valkey)")
-    p.add_argument("--queue-url", default=None,
-                   help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
-                        "required with a cluster)")
+    add_queue_url_option(p)
     return p
 
 

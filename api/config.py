@@ -33,6 +33,15 @@ def queue_url(redis_url: str, queue: str | None) -> str:
     return redis_url
 
 
+QUEUE_URL_HELP = ("the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
+                  "required with a cluster)")
+
+
+def add_queue_url_option(parser: Any) -> None:
+    """``--queue-url``, the same for every command that reaches the bot queue."""
+    parser.add_argument("--queue-url", default=None, help=QUEUE_URL_HELP)
+
+
 def queue_url_for(redis_url: str, option: str | None = None) -> str:
     """The bot queue's Redis of a command that talks to ``redis_url``: its ``--queue-url``
     (``option``), else ``$CANASTA_QUEUE_URL``, else ``redis_url`` (:func:`queue_url`: ValueError

@@ -192,10 +192,10 @@ def if_match_version(current: int) -> int | None:
     if header.strip() == "*":
         return None
     versions = []
-    for part in header.split(","):
-        if m := _ETAG_RE.match(part.strip()):
+    for part in (p.strip() for p in header.split(",")):
+        if m := _ETAG_RE.match(part):
             versions.append(int(m.group(1)))
-        elif not _WEAK_ETAG_RE.match(part.strip()):
+        elif not _WEAK_ETAG_RE.match(part):
             raise ApiError(400, "invalid_parameter",
                            'If-Match holds the game\'s ETag, such as "17" (GET /games/{id} gives it), a list of them, or *.')
     if current in versions:

@@ -18,6 +18,7 @@ import urllib.request
 from types import FrameType
 
 from api.asgi import DEFAULT_THREADS
+from api.config import add_queue_url_option
 from api.embedded import DataDirInUse, EmbeddedRedis, default_data_dir
 
 
@@ -31,9 +32,7 @@ def _parser() -> argparse.ArgumentParser:
                         "waiting long-polls hold none: they wait on the process's event loop)")
     p.add_argument("--redis-url", default=None,
                    help="Redis URL, one server or a redis+cluster:// URL (default: $REDIS_URL, else an embedded Valkey)")
-    p.add_argument("--queue-url", default=None,
-                   help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
-                        "required with a cluster)")
+    add_queue_url_option(p)
     p.add_argument("--data-dir", default=None,
                    help=f"the embedded Valkey's data (default: $XDG_DATA_HOME/canasta, else {default_data_dir()}; "
                         "created if missing; unused with a Redis URL)")

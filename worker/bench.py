@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from api import procstat
+from api.config import add_queue_url_option
 from bots.stats import percentile
 
 # (A, B, rules, A's goal): a bot is a level, with ``@ms`` for the expert's budget per decision
@@ -482,9 +483,7 @@ def parser() -> argparse.ArgumentParser:
     lt.add_argument("--redis-url", default=None,
                     help="the games' Redis, one server or a redis+cluster:// URL (default: $REDIS_URL, else a "
                          "private Valkey)")
-    lt.add_argument("--queue-url", default=None,
-                    help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
-                         "required with a cluster)")
+    add_queue_url_option(lt)
     return p
 
 

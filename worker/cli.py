@@ -27,7 +27,7 @@ from rq.registry import ScheduledJobRegistry
 from rq.utils import now as rq_now
 
 from api.botqueue import SERIALIZER, BotKeys, rq_queue
-from api.config import Settings, queue_url_for
+from api.config import Settings, add_queue_url_option, queue_url_for
 from worker import runner
 from worker.config import WorkerConfig
 from worker.sweeper import Sweeper, sweep_once
@@ -44,9 +44,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pool", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--redis-url", default=None,
                    help=f"the games' Redis, one server or a redis+cluster:// URL (default: $REDIS_URL, else {DEFAULT_REDIS_URL})")
-    p.add_argument("--queue-url", default=None,
-                   help="the bot queue's Redis, one server (default: $CANASTA_QUEUE_URL, else the games' one; "
-                        "required with a cluster)")
+    add_queue_url_option(p)
     p.add_argument("--prefix", default=None, help="the API's key prefix (default: $CANASTA_KEY_PREFIX or canasta)")
     p.add_argument("--queue", default=None, help="RQ queue (default: <prefix>-bots)")
     p.add_argument("--budget-ms", type=float, default=None, help="expert thinking time per decision")
