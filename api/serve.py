@@ -2,7 +2,10 @@
 ``REDIS_URL``, a private embedded Valkey that keeps its data in a data directory (the
 append-only file, fsynced before every reply): stopped and started again on the same
 directory, it continues every game, its bot queue included. SIGTERM or Ctrl-C stops
-everything it started."""
+everything it started: the children run in their own process group, so that a terminal's
+Ctrl-C reaches only ``canasta serve``, which stops them in order (granian's main process
+stops its workers; a worker that took the SIGINT itself first was an "Unexpected exit" to
+granian, which started a new one and then waited for it)."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from types import FrameType
 from api.asgi import DEFAULT_THREADS
 from api.config import add_queue_url_option
 from api.embedded import DataDirInUse, EmbeddedRedis, default_data_dir
+from api.procstat import die_with_parent
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -100,6 +104,16 @@ def part_name(proc: subprocess.Popen[bytes]) -> str:
     return " ".join(str(a) for a in args[2:4]) if isinstance(args, list) else str(args)
 
 
+def _child() -> None:
+    """A child's ``preexec_fn``: SIGTERM when ``canasta serve`` dies, even by SIGKILL (its own
+    process group shields it from the terminal's signals, so this is how it learns)."""
+    die_with_parent(signal.SIGTERM)
+
+
+def _spawn(cmd: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(cmd, env=env, process_group=0, preexec_fn=_child)  # noqa: PLW1509 - no threads yet
+
+
 def _stop(procs: list[subprocess.Popen[bytes]], timeout: float = 10.0) -> None:
     """SIGTERM every child, wait, then SIGKILL what is left."""
     for p in procs:
@@ -171,12 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "REDIS_URL": url}
         if args.queue_url:  # the API's and the worker's
             env["CANASTA_QUEUE_URL"] = args.queue_url
-        api = subprocess.Popen(api_command(args.host, args.port, args.workers, args.access_log),
-                               env=api_env(env, args.threads))
+        api = _spawn(api_command(args.host, args.port, args.workers, args.access_log), api_env(env, args.threads))
         procs.append(api)
         if not args.no_bot_worker and worker_available():
-            procs.append(subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "--redis-url", url,
-                                           "--pool", str(max(1, args.bot_workers))], env=env))
+            procs.append(_spawn([sys.executable, "-m", "cli.main", "worker", "--redis-url", url,
+                                 "--pool", str(max(1, args.bot_workers))], env))
         base = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '') else args.host}:{args.port}"
         while not stop.is_set() and not wait_healthy(base, api, timeout=0.5):
             if api.poll() is not None:

@@ -219,6 +219,27 @@ def test_serve_stops_within_3_s_with_listeners_connected_and_bots_mid_run(tmp_pa
     c.http.close()
 
 
+def test_serve_killed_takes_its_api_and_workers_with_it(tmp_path: Path) -> None:
+    """Its children run in their own process group (a terminal's Ctrl-C reaches only serve,
+    which stops them in order), so nothing of the terminal's reaches them: when ``canasta
+    serve`` is killed with SIGKILL the API server, its workers and the bot workers still stop
+    (SIGTERM from the kernel at their parent's death). The daemonized Valkey outlives it, as
+    any Redis would: started again on the same directory, serve says one runs there."""
+    serve = Serve(tmp_path / "data").ready()
+    children = _descendants(serve.proc.pid)
+    redis_port = serve.redis_port()
+    assert any("granian" in _cmdline(p) for p in children) and any("worker" in _cmdline(p) for p in children)
+    assert all(os.getpgid(p.pid) != os.getpgid(serve.proc.pid) for p in children)
+    serve.proc.kill()
+    serve.proc.wait(10)
+    _, alive = psutil.wait_procs(children, timeout=15)
+    try:
+        assert not alive, f"left behind: {[(p.pid, _cmdline(p)) for p in alive]}"
+    finally:
+        for p in alive + _valkey_on(redis_port):
+            p.kill()
+
+
 def _quietly(call: Any) -> None:
     try:
         call()
