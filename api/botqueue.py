@@ -6,7 +6,7 @@ of bot turns (every bot move until a person is to act or the game ends); its id 
 ``bot-<game>-v<version>``, so the same run enqueued twice is dropped by RQ's unique enqueue.
 Jobs are JSON-serialised (no pickle), retried with back-off and bounded by a timeout.
 
-Besides the queue, Redis holds what makes a lost job visible (``worker.jobs`` says who is
+Besides the queue, Redis holds what makes a lost job visible (``worker.recovery`` says who is
 responsible for a game when, ``worker.sweeper`` repairs):
 
 * the sorted set ``<prefix>:bots:awaiting``: every game where a bot is to act, scored by the

@@ -1,88 +1,24 @@
-"""The RQ job that plays a run of bot turns, and ``ensure_job`` (recovery).
+"""The RQ job that plays a run of bot turns.
 
-The API enqueues the job by name after every change after which a bot is to act
+The API enqueues it by name after every change after which a bot is to act
 (:mod:`api.botqueue`: job ids, the awaiting set, the lease check). One job plays a *run*:
-every bot move until a person is to act or the game ends (:mod:`worker.runner`).
-
-Who is responsible for a game where a bot is to act (so that none stalls):
-
-* the job holding the game's lease (``<prefix>:{game}:botlease``) plays on; while a lease
-  is held, :func:`api.botqueue.notify` only records the game, it does not enqueue, and the
-  holder's own moves do not notify at all (they say so: ``MoveRequest.by_bot_run``);
-* the holder re-reads the game *after* releasing the lease and takes it again if a bot is
-  to act, so a move that raced with the release is never left unplayed;
-* otherwise the job enqueued for that version does it;
-* the sweeper (:mod:`worker.sweeper`) covers the rest: a worker killed -9 (its lease
-  expires), a failed job, an enqueue lost with a Redis hiccup.
-
-Every game where a bot is to act is in the sorted set ``<prefix>:bots:awaiting`` (score: the
-version), added by the API and removed by the job (or the sweeper) when a person is to act.
+every bot move until a person is to act or the game ends (:mod:`worker.runner`); who
+answers for a game when no job does: :mod:`worker.recovery`.
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from typing import Any
 
-from rq.exceptions import NoSuchJobError
-from rq.job import Job, JobStatus
+from rq import get_current_job
 
-from api.botqueue import SERIALIZER, enqueue, games_of, job_id, rq_queue
-from api.keys import Keys
 from worker.config import WorkerConfig
-
-log = logging.getLogger("canasta.worker")
-
-
-def ensure_job(redis: Any, cfg: WorkerConfig, game_id: str, version: int, grace_seconds: float | None = None) -> str:
-    """Make sure a live job will play ``game_id`` at ``version``; say what was found or done
-    (``redis``: the bot queue's client).
-
-    Outcomes: ``enqueued`` (none existed), ``waiting`` (queued or scheduled), ``running``
-    (started moments ago), ``moved_on`` (the game is no longer at ``version``), ``replaced``
-    (a finished, failed, lost or orphaned job: deleted and enqueued again with ``attempt`` + 1;
-    after two failures the run falls back to the random bot, whose moves are always legal,
-    so that a bot bug cannot stall a game). ``grace_seconds`` (default: a lease) is how long
-    a queued or started job is trusted to be alive.
-    """
-    grace = cfg.lease_seconds if grace_seconds is None else grace_seconds
-    jid = job_id(game_id, version)
-    try:
-        job = Job.fetch(jid, connection=redis, serializer=SERIALIZER)
-    except NoSuchJobError:
-        return "enqueued" if enqueue(redis, cfg, game_id, version) else "waiting"
-    status = job.get_status(refresh=False)
-    now = time.time()
-    if status in (JobStatus.SCHEDULED, JobStatus.DEFERRED):
-        return "waiting"
-    if status == JobStatus.QUEUED:
-        q = rq_queue(redis, cfg)
-        enqueued = job.enqueued_at.timestamp() if job.enqueued_at else now
-        if redis.lpos(q.key, jid) is not None or now - enqueued < grace:
-            return "waiting"
-    elif status == JobStatus.STARTED:
-        started = job.started_at.timestamp() if job.started_at else now
-        if now - started < grace:
-            return "running"
-    current = games_of(redis).hget(Keys(cfg.prefix).state(game_id), "version")
-    if current is None or int(current) != int(version):
-        return "moved_on"  # read before the job finished: it played on, nothing to replace
-    attempt = int((job.kwargs or {}).get("attempt", 0)) + (1 if status == JobStatus.FAILED else 0)
-    result = job.return_value() if status == JobStatus.FINISHED else None
-    log.warning("replacing job %s (status %s, result %s) of game %s", jid, status, result, game_id)
-    job.delete(remove_from_queue=True)
-    enqueue(redis, cfg, game_id, version, attempt)
-    return "replaced"
+from worker.runner import BotRun
 
 
 def play_bot_turns(game_id: str, version: int, prefix: str, attempt: int = 0) -> dict[str, Any]:
     """The RQ job (:data:`api.botqueue.JOB_FUNC`): play the run of bot turns of ``game_id``
     that starts at ``version``."""
-    from rq import get_current_job
-
-    from worker.runner import BotRun
-
     job = get_current_job()
     if job is None:  # pragma: no cover - only RQ calls this
         raise RuntimeError("play_bot_turns runs inside an RQ job")

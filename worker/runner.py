@@ -4,7 +4,7 @@ Moves go through :func:`api.service.apply_move` with the version just read as th
 version: the same compare-and-set as a person's move, so a move is applied at most once
 whoever else (a retry, a second job, the sweeper's replacement) plays the same game. The
 moves say they are the run's own (``by_bot_run``): the run plays on, so the service
-enqueues nothing after them. See :mod:`worker.jobs` for who is responsible for a game when.
+enqueues nothing after them. See :mod:`worker.recovery` for who is responsible for a game when.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from api.service import Game, MoveRequest, apply_move, game_from_record
 from api.service_errors import IllegalMove, ServiceError, StaleVersion
 from api.store import Store
 from worker.config import WorkerConfig
-from worker.jobs import ensure_job
 from worker.lease import Lease
+from worker.recovery import ensure_job
 
 log = logging.getLogger("canasta.worker")
 

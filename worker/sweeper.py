@@ -3,7 +3,7 @@
 Why our own: RQ notices a worker killed -9 only after its heartbeat expires and a live
 worker's maintenance runs, up to ~11 minutes (rq/rq#2015). Our jobs hold a short per-game
 lease instead; a game in the awaiting set with no lease and no queued or fresh job gets a
-new one (:func:`worker.jobs.ensure_job`). Games that no longer await a bot leave the set.
+new one (:func:`worker.recovery.ensure_job`). Games that no longer await a bot leave the set.
 A deep sweep (rarely) scans every game's state, for a game whose entry in the set was lost.
 """
 
@@ -20,7 +20,7 @@ from api.keys import Keys
 from api.service import game_from_record
 from api.store import Record
 from worker.config import WorkerConfig
-from worker.jobs import ensure_job
+from worker.recovery import ensure_job
 from worker.runner import bot_to_act
 
 log = logging.getLogger("canasta.worker")

@@ -17,7 +17,7 @@ from api.config import Settings
 from api.store import Store
 from tests.worker.conftest import event_versions, move_events, new_game, run_worker
 from worker.config import WorkerConfig
-from worker.jobs import ensure_job
+from worker.recovery import ensure_job
 from worker.runner import BotRun
 from worker.sweeper import deep_sweep, sweep_once
 
