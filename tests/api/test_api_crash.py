@@ -142,6 +142,7 @@ def crash_and_recover(tmp_path: Path, key_prefix: str, *, threads: int, kills: i
                 down_answers.append(requests.get(base + "/readyz", timeout=5).status_code)
                 r = requests.get(f"{base}/games/{players[0].game_id}", timeout=5)
                 down_answers.append(r.status_code)
+                store_server.stop()  # what is left of it: its files, the directory's owner lock
                 store_server = EmbeddedRedis(port=port, data_dir=data)  # the same directory and port
                 store_server.start()
                 _wait_ready(base)

