@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from api.bench_moves import CREATE_BODY, choose
+from api.config import add_queue_url_option, queue_url_for
 
 Environ = dict[str, Any]
 
@@ -86,17 +87,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--moves", type=int, default=6000, help="accepted moves to time (default 6000)")
     p.add_argument("--redis-url", default=None, help="Redis (default: $REDIS_URL, else an embedded Valkey)")
     p.add_argument("--seed", type=int, default=1)
+    add_queue_url_option(p)
     args = p.parse_args(argv)
     from api import create_app, procstat
     from api.embedded import EmbeddedRedis
 
     url = args.redis_url or os.environ.get("REDIS_URL")
+    try:
+        queue = queue_url_for(url, args.queue_url) if url else ""  # a cluster needs its queue Redis named
+    except ValueError as e:
+        print(f"canasta bench app: {e}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="canasta-bench-app-") as folder:
         embedded = None if url else EmbeddedRedis(data_dir=folder).__enter__()
         try:
             prefix = f"bench-app-{uuid.uuid4().hex[:8]}"
             app = create_app({"redis_url": url or embedded.url, "key_prefix": prefix,  # type: ignore[union-attr]
-                              "rate_limit_enabled": False})
+                              "queue_url": queue, "rate_limit_enabled": False})
             load = procstat.loadavg()
             play(app, min(300, args.moves), args.seed)  # warm-up: caches, imports
             found = play(app, args.moves, args.seed + 1)

@@ -232,10 +232,11 @@ CLUSTER_ONLY = "redis+cluster://127.0.0.1:1"  # no node answers there: a refusal
 
 def test_every_command_that_runs_bots_refuses_a_cluster_without_a_queue_redis(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """``canasta play``, ``canasta bench bots latency``, ``bench hints`` and ``bench api`` with a
+    """``canasta play``, ``canasta bench bots latency``, ``bench hints``, ``bench api`` and ``bench app`` with a
     cluster's URL and no queue Redis: one line naming ``CANASTA_QUEUE_URL``, exit 2, nothing started;
     a queue URL that names a cluster is refused too."""
     from api.bench import main as bench_api
+    from api.bench_app import main as bench_app
     from api.bench_hints import main as bench_hints
     from api.serve import main as serve
     from cli.play import main as play
@@ -246,7 +247,8 @@ def test_every_command_that_runs_bots_refuses_a_cluster_without_a_queue_redis(
     for run, stream in ((lambda: play(["--redis-url", CLUSTER_ONLY]), "out"),  # the terminal client's console
                         (lambda: bench_bots(["latency", "--redis-url", CLUSTER_ONLY]), "err"),
                         (lambda: bench_hints(["--redis-url", CLUSTER_ONLY]), "err"),
-                        (lambda: bench_api(["--redis-url", CLUSTER_ONLY]), "err")):
+                        (lambda: bench_api(["--redis-url", CLUSTER_ONLY]), "err"),
+                        (lambda: bench_app(["--redis-url", CLUSTER_ONLY]), "err")):
         assert run() == 2
         said = getattr(capsys.readouterr(), stream).strip()
         assert stream == "out" or len(said.splitlines()) == 1, said  # one line (the terminal's console wraps it)
