@@ -84,6 +84,16 @@ def _arrange(rules: engine.RuleOptions, seed: int, hand: dict[int, list[str]],
     return deck
 
 
+def _swapped_in_stock(rules: engine.RuleOptions, deck: list[str], pos: int, code: str) -> list[str]:
+    """``deck`` with ``code`` brought to stock position ``pos`` (counted from the stock's top)
+    from deeper in the stock: the two decks differ only where no seat can see."""
+    start = engine.deal(engine.new_game(rules), deck, SALT).stock_pos
+    out = list(deck)
+    j = next(i for i in range(start + pos + 1, len(out)) if out[i] == code)
+    out[start + pos], out[j] = out[j], out[start + pos]
+    return out
+
+
 def test_laying_a_red_three_does_not_tell_the_table_its_replacement(
         client: FlaskClient, store: Store, settings: Settings) -> None:
     """norwegian (R14, optional red threes): seat 0 lays a red three from its hand and draws
@@ -94,9 +104,9 @@ def test_laying_a_red_three_does_not_tell_the_table_its_replacement(
     seat = engine.deal(engine.new_game(rules), _arrange(rules, 1, {}, []), SALT).to_act
     lay = {"type": "meld", "melds": [["3H"]]}
     told: dict[int | None, list[bytes]] = {v: [] for v in [None, *range(rules.players)] if v != seat}
-    for replacement in ("3H", "KD"):  # the second deck's 3H, or any other card
-        twin = Twin(client, store, settings, "norwegian", None,
-                    _arrange(rules, 1, {seat: ["3H"]}, ["5S", replacement]))
+    base = _arrange(rules, 1, {seat: ["3H"]}, ["5S", "KD"])
+    for deck in (base, _swapped_in_stock(rules, base, 1, "3H")):  # the replacement: KD, or the other 3H
+        twin = Twin(client, store, settings, "norwegian", None, deck)
         assert twin.move(seat, {"type": "draw"}).status_code == 200
         r = twin.move(seat, lay)
         assert r.status_code == 200, r.get_json()
