@@ -27,10 +27,12 @@ class Twin:
     """A game dealt from a chosen deck, asked over HTTP."""
 
     def __init__(self, client: FlaskClient, store: Store, settings: Settings, preset: str, players: int | None,
-                 deck: list[str]) -> None:
-        rules = engine.resolve(preset, players)
-        body = {"preset": preset, "players": rules.players,
-                "seats": [{"name": f"p{i}"} for i in range(rules.players)]}
+                 deck: list[str], options: dict[str, Any] | None = None) -> None:
+        rules = engine.resolve(preset, players, options)
+        body: dict[str, Any] = {"preset": preset, "players": rules.players,
+                                "seats": [{"name": f"p{i}"} for i in range(rules.players)]}
+        if options:
+            body["rules"] = options
         created, self.version = service.create_game(store, settings, body,
                                                     deck_source=lambda r, hand: (list(deck), SALT))
         self.client = client
@@ -114,3 +116,26 @@ def test_laying_a_red_three_does_not_tell_the_table_its_replacement(
             told[viewer].append(twin.render(twin.events(viewer)))
     for viewer, (a, b) in told.items():
         assert a == b, f"viewer {viewer} tells the replacement apart:\n{a.decode()[-400:]}\n{b.decode()[-400:]}"
+
+
+def test_a_dry_run_of_a_red_three_lay_does_not_judge_the_hidden_replacement(
+        client: FlaskClient, store: Store, settings: Settings) -> None:
+    """norwegian, one canasta to go out (house rule): seat 0 holds 3H, six kings and five
+    queens after its draw. Melding them all with the red three laid leaves it only the red
+    three's replacement, the next stock card, which it has not seen. The engine judged the
+    move with that card in the hand: legal when it is a king (it completes a canasta, so the
+    last card can go out), ``must_keep_card`` otherwise. A dry run (or the refused move
+    itself) told the seat the top card of the stock before it committed to anything."""
+    options = {"canastas_to_go_out": 1}
+    rules = engine.resolve("norwegian", None, options)
+    seat = engine.deal(engine.new_game(rules), _arrange(rules, 1, {}, []), SALT).to_act
+    hand = ["3H", "KS", "KS", "KH", "KH", "KD", "KD", "QS", "QS", "QH", "QH"]
+    base = _arrange(rules, 1, {seat: hand}, ["QD", "5S"])
+    meld = {"type": "meld", "melds": [["3H"], ["KS", "KS", "KH", "KH", "KD", "KD"], ["QS", "QS", "QH", "QH", "QD"]]}
+    answers = []
+    for deck in (base, _swapped_in_stock(rules, base, 1, "KC")):  # the replacement: 5S, or a seventh king
+        twin = Twin(client, store, settings, "norwegian", None, deck, options)
+        assert twin.move(seat, {"type": "draw"}).status_code == 200
+        r = twin.move(seat, meld, dry_run=True)
+        answers.append((r.status_code, twin.render(r.get_json())))
+    assert answers[0] == answers[1], f"the dry run tells the replacement apart: {answers}"
