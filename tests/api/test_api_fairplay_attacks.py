@@ -136,6 +136,7 @@ def test_a_dry_run_of_a_red_three_lay_does_not_judge_the_hidden_replacement(
     for deck in (base, _swapped_in_stock(rules, base, 1, "KC")):  # the replacement: 5S, or a seventh king
         twin = Twin(client, store, settings, "norwegian", None, deck, options)
         assert twin.move(seat, {"type": "draw"}).status_code == 200
-        r = twin.move(seat, meld, dry_run=True)
-        answers.append((r.status_code, twin.render(r.get_json())))
-    assert answers[0] == answers[1], f"the dry run tells the replacement apart: {answers}"
+        for dry_run in (True, False):  # the dry run, then the move itself
+            r = twin.move(seat, meld, dry_run=dry_run)
+            answers.append((dry_run, r.status_code, twin.render(r.get_json())))
+    assert answers[:2] == answers[2:], f"the seat tells the replacement apart: {answers}"
