@@ -8,7 +8,9 @@ answer by trying moves with these same handlers, so they never claim more than t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
+from itertools import combinations_with_replacement
 from typing import Any
 
 from engine.cards import (
@@ -460,14 +462,11 @@ def _meld(s: State, seat: int, a: Action) -> State:
         melds[m.rank] = m
         value += m.value
         canasta_now = canasta_now or m.is_canasta(rules)
-    pos = s.stock_pos
-    for _ in red_lays:  # replacements; a red three drawn now stays in hand (optional laying)
-        if pos < len(s.deck):
-            hand[s.deck[pos]] += 1
-            pos += 1
+    # replacements; a red three drawn now stays in hand (optional laying)
+    pos = min(s.stock_pos + len(red_lays), len(s.deck))
+    drawn = s.deck[s.stock_pos:pos]
     shown = red_lays + [k for m in new_melds for k in m.cards]
-    new = s._replace(
-        hands=replace_at(s.hands, seat, tuple(hand)),
+    laid = s._replace(
         melds=replace_at(s.melds, team, tuple(melds)),
         red_threes=replace_at(s.red_threes, team, s.red_threes[team] + tuple(red_lays))
         if red_lays
@@ -477,10 +476,53 @@ def _meld(s: State, seat: int, a: Action) -> State:
         turn_melded=s.turn_melded or bool(new_melds),
         turn_canasta=s.turn_canasta or canasta_now,
     )
-    _check_black_threes(new, seat, black)
-    if new_melds:
-        new = _check_opening(s, new, seat, value)
-    return _settle(s, new, seat, black)
+
+    def judged(replacements: tuple[int, ...]) -> State:
+        held = list(hand)
+        for k in replacements:
+            held[k] += 1
+        new = laid._replace(hands=replace_at(s.hands, seat, tuple(held)))
+        _check_black_threes(new, seat, black)
+        if new_melds:
+            new = _check_opening(s, new, seat, value)
+        return _settle(s, new, seat, black)
+
+    if drawn and _replacements_matter(s, seat, sum(hand) + len(drawn), bool(new_melds) and value < s.minimums[team]):
+        # The mover has not seen the replacements: the move is legal only if it would be with
+        # any cards it cannot see, or its verdict (a dry run, a refusal) would name them.
+        for replacements in _unseen_draws(s, seat, len(drawn)):
+            judged(replacements)
+    return judged(drawn)
+
+
+def _replacements_matter(s: State, seat: int, left: int, below_minimum: bool) -> bool:
+    """Whether the cards replacing laid red threes can change a meld's verdict: only the looks
+    ahead at going out do (the last card, R16; a turn bound to go out, R17/R19; a first meld
+    below the minimum, R19). ``left``: the hand's size after the move."""
+    team = s.rules.team_of(seat)
+    return left <= 1 or _bound_to_go_out(s) or (below_minimum and not s.opened(team))
+
+
+def _unseen_draws(s: State, seat: int, n: int) -> Iterator[tuple[int, ...]]:
+    """Every ``n`` cards (as kinds, sorted) that ``seat`` cannot tell are not the stock's next:
+    the deck's cards but those in its hand, on the table, in the pile and those the table saw
+    another seat take with the pile."""
+    unseen = Counter(s.deck)
+    unseen.subtract(k for k, c in enumerate(s.hands[seat]) for _ in range(c))
+    for side in s.melds:
+        for m in side:
+            if m is not None:
+                unseen.subtract(m.cards)
+    for r in s.red_threes:
+        unseen.subtract(r)
+    unseen.subtract(s.pile + s.pile_beside)
+    for other, known in enumerate(s.known_from_pile):
+        if other != seat:
+            unseen.subtract(known)
+    kinds = sorted(k for k, c in unseen.items() if c > 0)
+    for draw in combinations_with_replacement(kinds, n):
+        if all(draw.count(k) <= unseen[k] for k in set(draw)):
+            yield draw
 
 
 def _add(s: State, seat: int, a: Action) -> State:

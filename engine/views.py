@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from engine.cards import CODES, RANKS, hand_codes
+from engine.cards import CODES, IS_RED_THREE, RANKS, hand_codes
 from engine.state import GRANTED, NO_SEAT, NOT_ASKED, NOT_FROZEN, REFUSED, Meld, State, result_copy
 
 # A meld's public face: rank code, card codes, naturals, wilds, canasta kind (or None).
@@ -144,7 +144,7 @@ def describe_move(before: State, after: State, seat: int, action: dict[str, Any]
     if laid:
         event["red_threes_laid"] = [CODES[k] for k in laid]
     if action.get("type") == "draw" or (action.get("type") == "meld" and laid):
-        drawn = _drawn(before, after, seat)
+        drawn = _drawn(before, after)
         event["drew"] = len(drawn)
         if viewer == seat:
             event["cards"] = drawn
@@ -173,11 +173,13 @@ def describe_move(before: State, after: State, seat: int, action: dict[str, Any]
     return event
 
 
-def _drawn(before: State, after: State, seat: int) -> list[str]:
-    """The cards that came from the stock into ``seat``'s hand (laid red threes excluded)."""
-    old, new = before.hands[seat], after.hands[seat]
-    out = []
-    for k in range(len(new)):
-        if new[k] > old[k]:
-            out.extend([CODES[k]] * (new[k] - old[k]))
-    return out
+def _drawn(before: State, after: State) -> list[str]:
+    """The cards that came from the stock into the mover's hand, sorted: the stock cards the
+    move took, but the red threes laid from them (R3; with optional red threes, R14, none is).
+
+    Read from the stock, not from the change of the hand: a replacement that repeats a card
+    the move laid or melded does not make the hand's count of it grow, and the count (told to
+    every seat) would then have said which card the hidden replacement was."""
+    keep_red = before.rules.melding.red_threes_optional
+    taken = before.deck[before.stock_pos:after.stock_pos]
+    return [CODES[k] for k in sorted(taken) if keep_red or not IS_RED_THREE[k]]
