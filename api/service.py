@@ -812,6 +812,10 @@ def withheld_reason(before: engine.State, after: engine.State, seat: int, action
     if kind == "discard":  # going out, or an empty stock that ends the hand (R21 "end")
         ends = before.hand_size(seat) == 1 or (before.stock_size == 0 and before.rules.dealing.stock_out == "end")
         return ENDS_HAND if ends else ENDS_TURN
+    if kind == "answer_go_out" and before.stock_size == 0 and before.drawn == "":
+        # asked before the draw on an empty stock (R17, R21): whether the asker can still take
+        # the pile, and so whether the answer ends the hand, is the asker's hidden hand
+        return ENDS_HAND
     if after.hand_no != before.hand_no or after.phase in ("deal", "over"):
         return ENDS_HAND  # going out by melding: the mover's own cards decide it
     if after.turn != before.turn:  # pragma: no cover - only a discard ends a turn

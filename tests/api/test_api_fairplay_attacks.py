@@ -140,3 +140,22 @@ def test_a_dry_run_of_a_red_three_lay_does_not_judge_the_hidden_replacement(
             r = twin.move(seat, meld, dry_run=dry_run)
             answers.append((dry_run, r.status_code, twin.render(r.get_json())))
     assert answers[:2] == answers[2:], f"the seat tells the replacement apart: {answers}"
+
+
+def test_a_dry_run_answer_to_may_i_go_out_does_not_tell_whether_the_asker_can_take_the_pile() -> None:
+    """bicycle asks before the draw (R17); on an empty stock (R21) the hand ends at once when
+    the asker cannot take the pile, which its hidden cards decide. The partner's dry-run
+    answer must give the same reason whatever those cards are (two hands of the same size:
+    one takes the pile, one cannot)."""
+    from engine.cards import parse_card
+    from tests.engine.helpers import set_table, skip_stock, start
+
+    kings = ["KH", "KS", "KD", "KC", "KH", "KS", "KD"]
+    answer = {"type": "answer_go_out", "yes": True}
+    reasons = set()
+    for held in (["QH", "QS"], ["QH", "9S"]):
+        state = set_table(start("bicycle"), melds={0: [kings]}, hands={0: held})
+        state = skip_stock(state, 0)._replace(pile=(parse_card("QC"),), pile_frozen_by=-1)
+        asked = engine.apply(state, 0, {"type": "ask_go_out"})
+        reasons.add(service.withheld_reason(asked, engine.apply(asked, 2, answer), 2, answer))
+    assert reasons == {"ends_hand"}

@@ -270,6 +270,8 @@ class GameMachine(RuleBasedStateMachine):
             return "draws_cards"
         if action["type"] == "take_pile":
             return "takes_pile"
+        if action["type"] == "answer_go_out" and before.stock_size == 0 and before.drawn == "":
+            return "ends_hand"  # the asker's cards decide whether the hand ends
         if after.phase in ("deal", "over"):
             return "ends_hand"
         if after.turn != before.turn:
