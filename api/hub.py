@@ -69,7 +69,7 @@ class Listener:
     cursor: str
     pending: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (event id, body)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
-    closed: bool = False  # the hub stops: answer what is there and end
+    closed: bool = False  # the hub stops, or the listener fell behind the trim: answer what is there and end
 
     def take(self) -> list[tuple[str, dict[str, Any]]]:
         found, self.pending = self.pending, []
@@ -240,6 +240,8 @@ class EventHub:
                     for game_id, feed in batch:
                         cursor = min((listener.cursor for listener in feed.listeners), key=id_key)
                         pipe.xrange(self.keys.events(game_id), min=f"({cursor}", max="+", count=EVENTS_PER_READ)
+                        # the oldest kept, read after: a trim between the two reads is seen
+                        pipe.xrange(self.keys.events(game_id), min="-", max="+", count=1)
                     replies = await pipe.execute(raise_on_error=False)
             except asyncio.CancelledError:
                 raise
@@ -250,20 +252,43 @@ class EventHub:
                 self.kick.set()
                 continue
             self.reads += 1
-            for (game_id, feed), rows in zip(batch, replies, strict=True):
-                if isinstance(rows, Exception) or not rows:
+            for (game_id, feed), rows, oldest in zip(batch, replies[0::2], replies[1::2], strict=True):
+                if isinstance(rows, Exception) or isinstance(oldest, Exception) or not rows:
                     continue
+                _end_missed(feed.listeners, (_text(oldest[0][0]), int(oldest[0][1][b"v"])) if oldest else None)
                 deliver([(_text(sid), {_text(k): v for k, v in fields.items()}) for sid, fields in rows],
                          feed.listeners)
                 if len(rows) >= EVENTS_PER_READ:
                     self._read(game_id, feed)
 
 
+def missed(first: tuple[str, int] | None, cursor: str) -> bool:
+    """Whether events after ``cursor`` were trimmed from the stream (``events_keep``): the
+    oldest event held (``first``: its id and version) is not the game's first and is newer
+    than the reader's cursor. (A reader whose own last event was trimmed but nothing after
+    it may get a snapshot it did not strictly need; a snapshot is always correct.)"""
+    return first is not None and first[1] > 1 and id_key(cursor) < id_key(first[0])
+
+
+def _end_missed(listeners: Iterable[Listener], first: tuple[str, int] | None) -> None:
+    """End the listeners that fell behind the stream's trim (the hub lagged, or the game ran
+    on between the route's read and the hand-off): what the stream still holds does not
+    follow their cursor. Their clients resume from that cursor and get a snapshot
+    (``api/routes/events.py``), never a gap."""
+    for listener in listeners:
+        if not listener.closed and missed(first, listener.cursor):
+            listener.closed = True
+            listener.wake.set()
+
+
 def deliver(events: list[tuple[str, dict[str, Any]]], listeners: Iterable[Listener]) -> None:
     """Hand each listener the events after its cursor, rendered for its seat (each event
-    once per seat: a game's four players and its spectators share the work), and wake it."""
+    once per seat: a game's four players and its spectators share the work), and wake it.
+    A closed listener gets nothing more (:func:`_end_missed`)."""
     rendered: dict[tuple[str, int | None], dict[str, Any]] = {}
     for listener in list(listeners):
+        if listener.closed:
+            continue
         after = id_key(listener.cursor)
         for event_id, fields in events:
             if id_key(event_id) <= after:

@@ -19,7 +19,7 @@ from api import service
 from api.config import Settings
 from api.errors import ApiError
 from api.http import bearer_token, check_game_id, ctx, json_response
-from api.hub import Handoff, Listener, id_key, sse_message
+from api.hub import Handoff, Listener, missed, sse_message
 from api.store import Snapshot, Store, is_stream_id
 
 bp = Blueprint("events", __name__)
@@ -71,7 +71,7 @@ def events(game_id: str) -> Response:
     seat = service.authenticate(game, token)
     if not polling and "text/event-stream" in request.headers.get("Accept", ""):
         return _sse(c.store, c.settings, game, seat, read, resume, token)
-    if after is None or _missed(read.first, after):
+    if after is None or missed(read.first, after):
         body = {"snapshot": service.game_view(game, seat), "events": [], "last_id": read.last_id}
         return json_response(body, headers=POLL_HEADERS)
     found = read.after
@@ -100,14 +100,6 @@ def _page(found: list[Any], seat: int | None, after: str) -> Response:
                          headers=POLL_HEADERS)
 
 
-def _missed(first: tuple[str, int] | None, cursor: str) -> bool:
-    """Whether events after ``cursor`` were trimmed from the stream (``events_keep``): the
-    oldest event held (``first``: its id and version) is not the game's first and is newer
-    than the reader's cursor. (A reader whose own last event was trimmed but nothing after
-    it may get a snapshot it did not strictly need; a snapshot is always correct.)"""
-    return first is not None and first[1] > 1 and id_key(cursor) < id_key(first[0])
-
-
 def _sse(store: Store, settings: Settings, game: service.Game, seat: int | None, read: Snapshot,
          resume: str | None, token: str | None) -> Response:
     """The stream's first message (``retry``), then a snapshot of the reader's view or the
@@ -115,7 +107,7 @@ def _sse(store: Store, settings: Settings, game: service.Game, seat: int | None,
     that is over has nothing to wait for: its stream ends there."""
     head = [f"retry: {SSE_RETRY_MS}\n\n".encode()]
     cursor = resume
-    if cursor is None or _missed(read.first, cursor):
+    if cursor is None or missed(read.first, cursor):
         head.append(sse_message(read.last_id, "snapshot", service.game_view(game, seat)))
         cursor = read.last_id
     else:
@@ -147,6 +139,8 @@ def _sse_in_thread(store: Store, game_id: str, seat: int | None, cursor: str, he
         if not found:
             yield b": ping\n\n"
             continue
+        if missed(store.oldest_event(game_id), cursor):
+            return  # fell behind the trim (a slow client): it resumes from its cursor, to a snapshot
         over = False
         for event in found:
             body = service.render_event(event.id, event.fields, seat)
