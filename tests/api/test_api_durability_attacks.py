@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import orjson
 from api_helpers import Table, auth, four_humans
@@ -79,3 +80,59 @@ def test_a_slow_sse_reader_behind_the_trimmed_stream_is_not_handed_a_gap(store: 
     r.close()
     versions = [orjson.loads(line[len(b"data: "):])["version"] for line in rest.split(b"\n") if line.startswith(b"data: ")]
     assert versions == list(range(record.version + 1, record.version + 1 + len(versions))), versions[:3]
+
+
+def _discard(t: Table, seat: int, etag: str) -> Any:
+    view, _ = t.view(seat)
+    return t.move(seat, {"type": "discard", "card": view["view"]["legal"]["discards"][0]}, etag)
+
+
+def test_a_retry_with_a_stale_if_match_after_the_game_moved_on_replays(client: FlaskClient, store: Store) -> None:
+    """The answer of a move is lost; the mover plays on; the old request is retried, with its
+    old If-Match: the stored answer, not a 412 (and not a second move)."""
+    t = Table(client, four_humans(seed=63))
+    _, etag = t.view(0)
+    key = {"Idempotency-Key": "lost-answer"}
+    first = t.move(0, {"type": "draw"}, etag, **key)
+    assert first.status_code == 200
+    assert _discard(t, 0, first.headers["ETag"]).status_code == 200
+    events = store.event_count(t.id)
+    again = t.move(0, {"type": "draw"}, etag, **key)
+    assert again.status_code == 200 and again.headers.get("Idempotent-Replayed") == "true"
+    assert again.get_json() == first.get_json() and again.headers["ETag"] == first.headers["ETag"]
+    assert store.event_count(t.id) == events
+
+
+def test_a_dry_run_and_a_hint_write_no_game_key(client: FlaskClient, store: Store) -> None:
+    """A dry run with an Idempotency-Key stores no answer (the real move with that key is then
+    applied), and neither it nor a hint changes the game's keys."""
+    t = Table(client, four_humans(seed=64))
+    _, etag = t.view(0)
+    keys = [store.keys.state(t.id), store.keys.events(t.id), store.keys.log(t.id)]
+    before = [store.redis.dump(k) for k in keys]
+    h = auth(t.tokens[0], **{"If-Match": etag, "Idempotency-Key": "dry-then-real"})
+    dry = client.post(f"/games/{t.id}/moves?dry_run=true", json={"action": {"type": "draw"}}, headers=h)
+    assert dry.status_code == 200 and dry.get_json()["dry_run"] is True
+    assert client.get(f"/games/{t.id}/hint", headers=auth(t.tokens[0])).status_code == 200
+    assert [store.redis.dump(k) for k in keys] == before
+    idem = [k for k in store.redis.scan_iter(match=f"{store.keys.prefix}:{{{t.id}}}:idem:*")]
+    assert idem == []
+    real = client.post(f"/games/{t.id}/moves", json={"action": {"type": "draw"}}, headers=h)
+    assert real.status_code == 200 and "Idempotent-Replayed" not in real.headers
+    assert real.get_json()["version"] == int(etag.strip('"')) + 1
+
+
+def test_a_retry_after_the_seat_was_handed_to_a_bot_replays(client: FlaskClient, store: Store) -> None:
+    """The answer of a move is lost; before the retry the mover hands its seat to a bot
+    ("play for me"). The move was applied: the retry gets its stored answer, not a refusal
+    that says the seat is a bot's (which reads as: your move was not made)."""
+    t = Table(client, four_humans(seed=65))
+    _, etag = t.view(0)
+    key = {"Idempotency-Key": "then-autoplay"}
+    first = t.move(0, {"type": "draw"}, etag, **key)
+    assert first.status_code == 200
+    r = client.post(f"/games/{t.id}/seats/0/bot", json={"bot": "random"}, headers=auth(t.tokens[0]))
+    assert r.status_code == 200, r.get_json()
+    again = t.move(0, {"type": "draw"}, etag, **key)
+    assert again.status_code == 200, again.get_json()
+    assert again.headers.get("Idempotent-Replayed") == "true" and again.get_json() == first.get_json()
