@@ -692,13 +692,15 @@ def apply_move(store: Store, settings: Settings, move: MoveRequest, *, game: Gam
     """
     if game is None or game.id != move.game_id:
         game = load_game(store, move.game_id)
-    if not move.by_bot_run and 0 <= move.seat < game.players and game.is_bot(move.seat):
-        raise NotAllowed("seat_is_bot", f"Seat {move.seat} is played by a bot.")
     fingerprint = _fingerprint(move.action) if move.idempotency_key is not None else ""  # only keys need it
     if move.idempotency_key is not None and not move.dry_run:
+        # before any check of the game as it is now: a move applied is answered as it was,
+        # whatever changed since (the seat handed to a bot, the game over, a newer version)
         record = store.get_idempotency(move.game_id, move.seat, move.idempotency_key, settings.idempotency_seconds)
         if record is not None:
             return _replay(record, fingerprint)
+    if not move.by_bot_run and 0 <= move.seat < game.players and game.is_bot(move.seat):
+        raise NotAllowed("seat_is_bot", f"Seat {move.seat} is played by a bot.")
     before = _state_to_move(game, move)
     after = _judge(before, move)
     if move.dry_run:
