@@ -9,13 +9,16 @@ import random
 from typing import Any
 
 import orjson
+import redis
 from api_helpers import Table, auth, four_humans
 from flask.testing import FlaskClient
 
 import bots
 from api import create_app, service
 from api import hub as hub_module
+from api.botqueue import BotKeys
 from api.config import Settings
+from api.embedded import EmbeddedRedis
 from api.hub import EventHub, Listener
 from api.store import Store
 
@@ -136,3 +139,38 @@ def test_a_retry_after_the_seat_was_handed_to_a_bot_replays(client: FlaskClient,
     again = t.move(0, {"type": "draw"}, etag, **key)
     assert again.status_code == 200, again.get_json()
     assert again.headers.get("Idempotent-Replayed") == "true" and again.get_json() == first.get_json()
+
+
+def test_a_move_answered_503_yet_applied_still_hands_the_turn_to_the_bot(key_prefix: str) -> None:
+    """``waitaof``: the commit is made but its confirmation fails (503 not_durable). The move
+    stands (a retry replays it): if a bot is to act after it, the bot queue must be told, as
+    after a 200; else the game waits for the worker's deep sweep (a minute), or for good
+    when the client never retries."""
+    server = EmbeddedRedis(durable=False)  # no append-only file: every WAITAOF fails
+    server.start()
+    try:
+        common = {"redis_url": server.url, "key_prefix": key_prefix + ":nd", "test_seeds": True,
+                  "rate_limit_enabled": False}
+        durable = create_app({**common, "durability": "waitaof"}).test_client()
+        careless = create_app({**common, "durability": "off"}).test_client()
+        t = Table(careless, {"preset": "finnish-2p", "seats": [{"name": "a"}, {"name": "b"}], "seed": 66})
+        body, etag = t.view(0)
+        mover = body["view"]["to_act"]
+        other = 1 - mover
+        r = careless.post(f"/games/{t.id}/seats/{other}/bot", json={"bot": "random"}, headers=auth(t.tokens[other]))
+        assert r.status_code == 200, r.get_json()
+        r = t.move(mover, {"type": "draw"}, r.headers["ETag"])
+        assert r.status_code == 200, r.get_json()
+        card = r.get_json()["view"]["legal"]["discards"][0]
+        t.client = durable
+        r = t.move(mover, {"type": "discard", "card": card}, r.headers["ETag"], **{"Idempotency-Key": "last"})
+        assert r.status_code == 503 and r.get_json()["code"] == "not_durable"
+        client = redis.Redis.from_url(server.url)
+        store = Store(client, key_prefix + ":nd")
+        game = service.load_game(store, t.id)
+        assert game.state is not None and game.state.to_act == other  # the discard was made
+        awaiting = client.zscore(BotKeys(store.keys.prefix).awaiting(), t.id)
+        assert awaiting == game.version, "the bot was never told its turn came"
+        client.close()
+    finally:
+        server.stop()
