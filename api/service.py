@@ -41,7 +41,7 @@ from api.service_errors import (
     Unavailable,
     Unprocessable,
 )
-from api.store import Commit, Record, Store
+from api.store import Commit, NotDurable, Record, Store
 from api.tokens import find_seat, hash_token, new_game_id, new_token
 
 log = logging.getLogger("canasta.api")
@@ -359,14 +359,21 @@ def commit_change(store: Store, settings: Settings, game_id: str, before: Game |
     on), and old log lines are folded. ``stale`` and ``replay`` wrote nothing."""
     state_changed = before is None or change.state is not before.state
     meta_changed = before is None or change.meta is not before.meta
-    result = store.commit(
-        game_id, before.version if before is not None else NEW_GAME,
-        meta=change.meta if meta_changed else None,
-        state=_state_blob(change.state) if state_changed else None,
-        event=_event_fields(_envelope(change.kind, change.meta, change.state), change.data),
-        log_lines=change.log_lines, ttl=_ttl(settings, change.meta), idem=change.idem,
-        events_keep=settings.events_keep, turn_clock=change.turn_clock,
-    )
+    try:
+        result = store.commit(
+            game_id, before.version if before is not None else NEW_GAME,
+            meta=change.meta if meta_changed else None,
+            state=_state_blob(change.state) if state_changed else None,
+            event=_event_fields(_envelope(change.kind, change.meta, change.state), change.data),
+            log_lines=change.log_lines, ttl=_ttl(settings, change.meta), idem=change.idem,
+            events_keep=settings.events_keep, turn_clock=change.turn_clock,
+        )
+    except NotDurable as e:
+        # made but not confirmed (answered 503): it stands unless the server loses it, so a
+        # bot to act after it is told now (a retry only replays; the client may not retry)
+        if e.commit is not None and e.commit.outcome == "ok" and not by_bot_run:
+            _notify_bots(store, game_id, change, e.commit.version)
+        raise
     if result.outcome != "ok":
         return result
     CACHE.put(game_id, result.version, change.meta, change.state)

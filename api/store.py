@@ -105,7 +105,15 @@ class Snapshot:
 
 class NotDurable(Exception):
     """The server did not confirm that a write reaches its disk: the change may or may not be
-    kept. Answered 503: the client retries with the same Idempotency-Key."""
+    kept. Answered 503: the client retries with the same Idempotency-Key.
+
+    ``reply``: the write's own reply when the server made it but did not confirm it (None:
+    not made, or not known); ``commit``: that reply read as a compare-and-set's outcome."""
+
+    def __init__(self, message: str, reply: Any = None) -> None:
+        super().__init__(message)
+        self.reply = reply
+        self.commit: Commit | None = None
 
 
 FSYNC_CHECK_SECONDS = 5.0  # how long a check that the server fsyncs before replying holds
@@ -212,11 +220,11 @@ class Store:
         if needed is not None and not needed(reply):
             return reply
         if isinstance(confirmed, Exception):
-            raise NotDurable(f"the server cannot confirm writes on disk: {confirmed}")
+            raise NotDurable(f"the server cannot confirm writes on disk: {confirmed}", reply)
         local, replicas = (int(confirmed[0]), int(confirmed[1])) if isinstance(confirmed, list) else (1, int(confirmed))
         if local < self._confirm_local or replicas < self.replicas:
             raise NotDurable(f"the server did not confirm the write on disk within {self.durable_timeout_ms} ms "
-                             f"(local {local}, replicas {replicas} of {self.replicas})")
+                             f"(local {local}, replicas {replicas} of {self.replicas})", reply)
         return reply
 
     def _durable_script(self, script: Script, keys: list[str], args: list[Any]) -> Any:
@@ -372,15 +380,16 @@ class Store:
         args += log_lines
         if self.durability == "fsync":
             self.check_fsync()
-        reply = (self._script if self._confirm is None else self._durable_script)(COMMIT, keys, args)
-        outcome = _s(reply[0])
-        if outcome == "ok":
-            return Commit("ok", int(reply[1]), _s(reply[2]), log_plain=int(reply[3]), log_chunks=int(reply[4]))
-        if outcome == "stale":
-            return Commit("stale", int(reply[1]))
-        return Commit("replay", record=reply[1])
+        try:
+            reply = (self._script if self._confirm is None else self._durable_script)(COMMIT, keys, args)
+        except NotDurable as e:
+            if e.reply is not None:
+                e.commit = _commit_outcome(e.reply)  # made, unconfirmed: the caller may act on it
+            raise
+        return _commit_outcome(reply)
 
     def compact_log(self, game_id: str, chunks: int) -> bool:
+
         """Fold the oldest ``logcodec.CHUNK`` plain lines of the log into one chunk;
         ``chunks`` is the count the last commit reported. False when another process did
         it first (or the log changed shape): nothing is written then."""
@@ -453,6 +462,16 @@ def _confirmation(durability: str, replicas: int, timeout_ms: int) -> tuple[Comm
         return (("WAIT", replicas, timeout_ms),)
     half = max(1, timeout_ms // 2)
     return ("WAIT", replicas, half), ("WAITAOF", 1 if durability == "waitaof" else 0, replicas, timeout_ms - half)
+
+
+def _commit_outcome(reply: Any) -> Commit:
+    """``commit.lua``'s reply as a :class:`Commit`."""
+    outcome = _s(reply[0])
+    if outcome == "ok":
+        return Commit("ok", int(reply[1]), _s(reply[2]), log_plain=int(reply[3]), log_chunks=int(reply[4]))
+    if outcome == "stale":
+        return Commit("stale", int(reply[1]))
+    return Commit("replay", record=reply[1])
 
 
 def _s(value: bytes | str) -> str:
