@@ -1,6 +1,6 @@
-"""Attacks on the durability and exactly-once promises that the other tests leave open:
-a reader that falls behind the trimmed event stream, a retry that meets a seat changed
-since its first try. Real Valkey, real event hub."""
+"""Attacks on the durability and exactly-once promises that the other tests leave open: a
+reader that falls behind the trimmed event stream, a retry that meets a game changed since
+its first try, a change made but not confirmed, a game idle for hours. Real Valkey, real hub."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from api_helpers import Table, auth, four_humans
 from flask.testing import FlaskClient
 
 import bots
-from api import create_app, service
+from api import create_app, logcodec, service
 from api import hub as hub_module
 from api.botqueue import BotKeys
 from api.config import Settings
@@ -174,3 +174,17 @@ def test_a_move_answered_503_yet_applied_still_hands_the_turn_to_the_bot(key_pre
         client.close()
     finally:
         server.stop()
+
+
+def test_every_change_restarts_the_expiry_of_every_key_of_the_game(client: FlaskClient, store: Store,
+                                                                   settings: Settings) -> None:
+    """A long game that went idle for hours: its keys' expiry ran down. The next change
+    restarts it for the state, the events and the log alike (a fold of the log keeps it)."""
+    t = Table(client, four_humans(seed=67))
+    keys = [store.keys.state(t.id), store.keys.events(t.id), store.keys.log(t.id)]
+    for k in keys:
+        store.redis.expire(k, 5)  # about to expire
+    _play(store, settings, t.id, 70)  # 72 log lines: one fold on the way
+    assert logcodec.is_chunk(store.redis.lrange(keys[2], 0, 0)[0])  # folded
+    for k in keys:
+        assert settings.idle_seconds - 60 < store.redis.ttl(k) <= settings.idle_seconds, k
