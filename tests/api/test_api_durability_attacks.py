@@ -10,13 +10,16 @@ from typing import Any
 
 import orjson
 import redis
-from api_helpers import Table, auth, four_humans
+from api_helpers import Table, auth, four_humans, replay_log
+from api_servers import api_server
 from flask.testing import FlaskClient
 
 import bots
 from api import create_app, logcodec, service
 from api import hub as hub_module
 from api.botqueue import BotKeys
+from api.client import NO_RETRY
+from api.client import Client as ApiClient
 from api.config import Settings
 from api.embedded import EmbeddedRedis
 from api.hub import EventHub, Listener
@@ -188,3 +191,38 @@ def test_every_change_restarts_the_expiry_of_every_key_of_the_game(client: Flask
     assert logcodec.is_chunk(store.redis.lrange(keys[2], 0, 0)[0])  # folded
     for k in keys:
         assert settings.idle_seconds - 60 < store.redis.ttl(k) <= settings.idle_seconds, k
+
+
+def test_a_version_lost_by_the_store_and_made_again_is_not_served_from_another_process_cache(
+        client: FlaskClient, store: Store, redis_url: str, key_prefix: str) -> None:
+    """The store loses the last change of a game after a process read it (a failover to a
+    replica that lacked it with ``CANASTA_DURABILITY_REPLICAS=0``, a machine crash of an
+    ``everysec`` server under ``waitaof``, ``off``): simulated by restoring the game's keys
+    as they were. Another process then makes a different change at the same version. The
+    first process must serve (and judge moves on) the game as stored, not the lost change
+    it remembers under that version."""
+    t = Table(client, four_humans(seed=68))
+    body, etag = t.view(0)
+    seat = body["view"]["to_act"]
+    drawn = t.move(seat, {"type": "draw"}, etag)
+    assert drawn.status_code == 200, drawn.get_json()
+    discards = drawn.get_json()["view"]["legal"]["discards"]
+    keys = [store.keys.state(t.id), store.keys.events(t.id), store.keys.log(t.id)]
+    saved = [(k, store.redis.dump(k), store.redis.pttl(k)) for k in keys]
+    lost = t.move(seat, {"type": "discard", "card": discards[0]}, drawn.headers["ETag"])
+    assert lost.status_code == 200  # this process remembers the game at this version
+    for k, dumped, ttl in saved:  # ... which the store then loses
+        store.redis.restore(k, ttl, dumped, replace=True)
+    other = next(c for c in discards if c != discards[0])
+    with api_server(redis_url, key_prefix, threads=1) as base, ApiClient(base, retry=NO_RETRY) as api:
+        made = api.move(t.id, t.tokens[seat], {"type": "discard", "card": other}, drawn.headers["ETag"])
+        assert made.body["version"] == lost.get_json()["version"]  # the same version, another change
+        # the next seat moves through the first process, on the version it remembers
+        nxt = api.game(t.id, t.tokens[seat]).body["view"]["to_act"]
+        r = t.move(nxt, {"type": "draw"}, made.etag)
+        assert r.status_code == 200, r.get_json()
+        truth = api.game(t.id, t.tokens[seat]).body
+    here, _ = t.view(seat)
+    assert here["view"] == truth["view"], "this process served the lost change it remembered"
+    lines = [orjson.loads(line) for line in store.read_log(t.id)]
+    assert replay_log(lines) == service.load_game(store, t.id).state, "the state stored is not the log's"
