@@ -62,6 +62,7 @@ class Game:
     version: int
     meta: dict[str, Any]
     state: engine.State | None
+    commit_id: bytes | None = None  # of the commit that made this version (Record.commit_id)
 
     @property
     def status(self) -> str:
@@ -81,27 +82,39 @@ class Game:
         return len(self.meta["seats"])
 
 
+CacheEntry = tuple[dict[str, Any], engine.State | None, bytes | None]  # meta, state, commit id
+
+
 class GameCache:
     """Parsed games of this process by (game id, version), most recent first.
 
     Every write of a game goes through ``commit.lua``, which bumps the version with the
-    state and meta in one step, so a (game, version) pair names one state and one meta for
-    good. Both are shared by every request that reads that version: engine states are
-    immutable, and the service never changes a meta dict in place (a change builds a new
-    dict, see ``join_seat``); callers must not either.
+    state and meta in one step, so a (game, version) pair names one state and one meta
+    as long as the store keeps what it answered. One that loses a change (a failover to a
+    replica that lacked it, a crash of a server that had not fsynced it) may make another
+    change at the same version: so each entry keeps the id of the commit it was read at,
+    a read from the store uses it only for the same commit, and a move judged on it names
+    that commit in its compare-and-set. Meta and state are shared by every request that
+    reads that version: engine states are immutable, and the service never changes a meta
+    dict in place (a change builds a new dict, see ``join_seat``); callers must not either.
     """
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, int], tuple[dict[str, Any], engine.State | None]] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int], CacheEntry] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, game_id: str, version: int) -> tuple[dict[str, Any], engine.State | None] | None:
+        entry = self.entry(game_id, version)
+        return entry[:2] if entry is not None else None
+
+    def entry(self, game_id: str, version: int) -> CacheEntry | None:
         return self._items.get((game_id, version))  # a dict read is atomic; put() locks
 
-    def put(self, game_id: str, version: int, meta: dict[str, Any], state: engine.State | None) -> None:
+    def put(self, game_id: str, version: int, meta: dict[str, Any], state: engine.State | None,
+            commit_id: bytes | None = None) -> None:
         with self._lock:
-            self._items[(game_id, version)] = (meta, state)
+            self._items[(game_id, version)] = (meta, state, commit_id)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
@@ -114,21 +127,21 @@ CACHE = GameCache()
 
 
 def game_from_record(game_id: str, record: Record) -> Game:
-    hit = CACHE.get(game_id, record.version)
-    if hit is not None and (hit[1] is None) == (not record.state):
-        return Game(game_id, record.version, hit[0], hit[1])
+    hit = CACHE.entry(game_id, record.version)
+    if hit is not None and (hit[1] is None) == (not record.state) and hit[2] == record.commit_id:
+        return Game(game_id, record.version, hit[0], hit[1], hit[2])
     state = parse_state(record.state, record.meta) if record.state else None
-    CACHE.put(game_id, record.version, record.meta, state)
-    return Game(game_id, record.version, record.meta, state)
+    CACHE.put(game_id, record.version, record.meta, state, record.commit_id)
+    return Game(game_id, record.version, record.meta, state, record.commit_id)
 
 
 def cached_game(game_id: str, version: int) -> Game | None:
-    """The game at ``version`` if this process has seen it (it may no longer be current:
-    a compare-and-set against ``version`` tells)."""
-    hit = CACHE.get(game_id, version)
+    """The game at ``version`` if this process has seen it (it may no longer be current,
+    or no longer the store's: a compare-and-set against its version and commit tells)."""
+    hit = CACHE.entry(game_id, version)
     if hit is None:
         return None
-    return Game(game_id, version, hit[0], hit[1])
+    return Game(game_id, version, hit[0], hit[1], hit[2])
 
 
 def load_game(store: Store, game_id: str) -> Game:
@@ -367,6 +380,7 @@ def commit_change(store: Store, settings: Settings, game_id: str, before: Game |
             event=_event_fields(_envelope(change.kind, change.meta, change.state), change.data),
             log_lines=change.log_lines, ttl=_ttl(settings, change.meta), idem=change.idem,
             events_keep=settings.events_keep, turn_clock=change.turn_clock,
+            expected_commit_id=before.commit_id if before is not None else None,
         )
     except NotDurable as e:
         # made but not confirmed (answered 503): it stands unless the server loses it, so a
@@ -376,7 +390,7 @@ def commit_change(store: Store, settings: Settings, game_id: str, before: Game |
         raise
     if result.outcome != "ok":
         return result
-    CACHE.put(game_id, result.version, change.meta, change.state)
+    CACHE.put(game_id, result.version, change.meta, change.state, result.event_id.encode())
     if not by_bot_run:
         _notify_bots(store, game_id, change, result.version)
     if result.log_plain >= logcodec.CHUNK:
@@ -723,7 +737,7 @@ def apply_move(store: Store, settings: Settings, move: MoveRequest, *, game: Gam
         return _replay(result.record, fingerprint)
     if result.outcome == "stale":
         raise StaleVersion(result.version, game.version)
-    return MoveResult(body, result.version, game=updated)
+    return MoveResult(body, result.version, game=replace(updated, commit_id=result.event_id.encode()))
 
 
 def _fingerprint(action: dict[str, Any]) -> str:

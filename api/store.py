@@ -60,12 +60,16 @@ class Record:
     """What the state hash holds: the version, the game's metadata (JSON) and the engine
     state (JSON). Both stay bytes until asked for: a process that has seen this version
     already holds them parsed (:class:`api.service.GameCache`). ``turn_at``: the Redis
-    server's time (ms) since when the seat to act has been to act (``commit.lua``)."""
+    server's time (ms) since when the seat to act has been to act (``commit.lua``).
+    ``commit_id``: the id of the commit that made this version (its event's id; None for
+    a game last changed before commits had ids): a version that a store lost and made
+    again has another."""
 
     version: int
     meta_json: bytes
     state: bytes | None
     turn_at: int | None = None
+    commit_id: bytes | None = None
 
     @cached_property
     def meta(self) -> dict[str, Any]:
@@ -233,11 +237,11 @@ class Store:
 
     # -- reads ---------------------------------------------------------------------------
     def load(self, game_id: str) -> Record | None:
-        version, meta, state, turn_at = self.execute("HMGET", self.keys.state(game_id), "version", "meta",
-                                                     "state", "turn_at")
+        version, meta, state, turn_at, cid = self.execute("HMGET", self.keys.state(game_id), "version", "meta",
+                                                          "state", "turn_at", "cid")
         if version is None or meta is None:
             return None
-        return Record(int(version), meta, state, int(turn_at) if turn_at is not None else None)
+        return Record(int(version), meta, state, int(turn_at) if turn_at is not None else None, cid)
 
     def server_time_ms(self, game_id: str) -> int:
         """The clock (TIME) of the Redis server that holds the game, the one its ``turn_at``
@@ -254,21 +258,21 @@ class Store:
         """:meth:`snapshot`, and with ``after`` also the oldest event the stream holds and
         the events after ``after``: a long-poll's every read in one round trip."""
         events_key = self.keys.events(game_id)
-        reads: list[tuple[Any, ...]] = [("HMGET", self.keys.state(game_id), "version", "meta", "state"),
+        reads: list[tuple[Any, ...]] = [("HMGET", self.keys.state(game_id), "version", "meta", "state", "cid"),
                                         ("XREVRANGE", events_key, "+", "-", "COUNT", 1)]
         if after is not None:
             reads.append(("XRANGE", events_key, "-", "+", "COUNT", 1))
             if after != LAST_STREAM_ID:  # nothing can follow it (and Redis refuses "(" + it)
                 reads.append(("XRANGE", events_key, f"({after}", "+", "COUNT", count))
         replies = raise_first_error(self.execute_all(("MULTI",), *reads, ("EXEC",)))[-1]
-        (version, meta, state), last = replies[0], replies[1]
+        (version, meta, state, cid), last = replies[0], replies[1]
         if version is None or meta is None:
             return Snapshot(None, "0-0")
         first = None
         if after is not None and replies[2]:
             oldest = _event(replies[2][0])
             first = oldest.id, int(oldest.fields["v"])
-        return Snapshot(Record(int(version), meta, state), _s(last[0][0]) if last else "0-0", first,
+        return Snapshot(Record(int(version), meta, state, commit_id=cid), _s(last[0][0]) if last else "0-0", first,
                         [_event(r) for r in replies[3] or ()] if len(replies) > 3 else [])
 
     def get_idempotency(self, game_id: str, seat: int, key: str, ttl: int) -> bytes | None:
@@ -350,8 +354,10 @@ class Store:
         idem: tuple[int, str, bytes, int] | None = None,
         events_keep: int = 0,
         turn_clock: bool = False,
+        expected_commit_id: bytes | None = None,
     ) -> Commit:
-        """Compare-and-set: write everything if the version is still ``expected_version``.
+        """Compare-and-set: write everything if the version is still ``expected_version``
+        (and, when given, made by the commit ``expected_commit_id``: :class:`Record`).
 
         ``idem`` is (seat, key, record, ttl): the response stored for an Idempotency-Key.
         ``events_keep``: trim the event stream to about that many entries (0: keep all).
@@ -373,6 +379,7 @@ class Store:
             k.wake(game_id),
             int(events_keep),
             b"1" if turn_clock else b"0",
+            expected_commit_id or b"",
             len(event),
         ]
         for name, value in event.items():
