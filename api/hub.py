@@ -62,11 +62,19 @@ def id_key(event_id: str) -> tuple[int, int]:
 
 @dataclass(eq=False)
 class Listener:
-    """One open stream or waiting poll: the events after ``cursor`` for ``seat``'s view."""
+    """One open stream or waiting poll: the events after ``cursor`` for ``seat``'s view.
+
+    ``version``: the game's version at ``cursor`` (None: not known yet). Every change adds one
+    event, so the next event is the next version; one that is not means the stream's trim
+    (``events_keep``) passed the cursor while the listener was behind (the hub lagged, or the
+    game ran on between the route's read and the hand-off): the listener is then closed
+    instead of handed a gap, and its client, resuming from its cursor, gets a snapshot
+    (``api/routes/events.py``)."""
 
     game_id: str
     seat: int | None
     cursor: str
+    version: int | None = None
     pending: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (event id, body)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     closed: bool = False  # the hub stops, or the listener fell behind the trim: answer what is there and end
@@ -240,8 +248,6 @@ class EventHub:
                     for game_id, feed in batch:
                         cursor = min((listener.cursor for listener in feed.listeners), key=id_key)
                         pipe.xrange(self.keys.events(game_id), min=f"({cursor}", max="+", count=EVENTS_PER_READ)
-                        # the oldest kept, read after: a trim between the two reads is seen
-                        pipe.xrange(self.keys.events(game_id), min="-", max="+", count=1)
                     replies = await pipe.execute(raise_on_error=False)
             except asyncio.CancelledError:
                 raise
@@ -252,39 +258,20 @@ class EventHub:
                 self.kick.set()
                 continue
             self.reads += 1
-            for (game_id, feed), rows, oldest in zip(batch, replies[0::2], replies[1::2], strict=True):
-                if isinstance(rows, Exception) or isinstance(oldest, Exception) or not rows:
+            for (game_id, feed), rows in zip(batch, replies, strict=True):
+                if isinstance(rows, Exception) or not rows:
                     continue
-                _end_missed(feed.listeners, (_text(oldest[0][0]), int(oldest[0][1][b"v"])) if oldest else None)
                 deliver([(_text(sid), {_text(k): v for k, v in fields.items()}) for sid, fields in rows],
                          feed.listeners)
                 if len(rows) >= EVENTS_PER_READ:
                     self._read(game_id, feed)
 
 
-def missed(first: tuple[str, int] | None, cursor: str) -> bool:
-    """Whether events after ``cursor`` were trimmed from the stream (``events_keep``): the
-    oldest event held (``first``: its id and version) is not the game's first and is newer
-    than the reader's cursor. (A reader whose own last event was trimmed but nothing after
-    it may get a snapshot it did not strictly need; a snapshot is always correct.)"""
-    return first is not None and first[1] > 1 and id_key(cursor) < id_key(first[0])
-
-
-def _end_missed(listeners: Iterable[Listener], first: tuple[str, int] | None) -> None:
-    """End the listeners that fell behind the stream's trim (the hub lagged, or the game ran
-    on between the route's read and the hand-off): what the stream still holds does not
-    follow their cursor. Their clients resume from that cursor and get a snapshot
-    (``api/routes/events.py``), never a gap."""
-    for listener in listeners:
-        if not listener.closed and missed(first, listener.cursor):
-            listener.closed = True
-            listener.wake.set()
-
-
 def deliver(events: list[tuple[str, dict[str, Any]]], listeners: Iterable[Listener]) -> None:
     """Hand each listener the events after its cursor, rendered for its seat (each event
     once per seat: a game's four players and its spectators share the work), and wake it.
-    A closed listener gets nothing more (:func:`_end_missed`)."""
+    A listener whose next event is not its next version fell behind the trim: it is closed
+    (:class:`Listener`), and gets nothing more."""
     rendered: dict[tuple[str, int | None], dict[str, Any]] = {}
     for listener in list(listeners):
         if listener.closed:
@@ -293,12 +280,16 @@ def deliver(events: list[tuple[str, dict[str, Any]]], listeners: Iterable[Listen
         for event_id, fields in events:
             if id_key(event_id) <= after:
                 continue
+            version = int(fields["v"])
+            if listener.version is not None and version != listener.version + 1:
+                listener.closed = True
+                break
             body = rendered.get((event_id, listener.seat))
             if body is None:
                 body = rendered[(event_id, listener.seat)] = service.render_event(event_id, fields, listener.seat)
             listener.pending.append((event_id, body))
-            listener.cursor = event_id
-        if listener.pending:
+            listener.cursor, listener.version = event_id, version
+        if listener.pending or listener.closed:
             listener.wake.set()
 
 

@@ -316,15 +316,6 @@ class Store:
             rows = reply[0][1]
         return [_event(r) for r in rows]
 
-    def oldest_event(self, game_id: str) -> tuple[str, int] | None:
-        """The id and version of the oldest event the stream still holds (None: no stream):
-        whether a reader's cursor fell behind the trim (:func:`api.hub.missed`)."""
-        rows = self.redis.xrange(self.keys.events(game_id), min="-", max="+", count=1)
-        if not rows:
-            return None
-        oldest = _event(rows[0])
-        return oldest.id, int(oldest.fields["v"])
-
     def event_count(self, game_id: str) -> int:
         """Events ever added to the game's stream (trimmed ones included; Redis >= 7)."""
         try:

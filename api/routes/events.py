@@ -19,7 +19,7 @@ from api import service
 from api.config import Settings
 from api.errors import ApiError
 from api.http import bearer_token, check_game_id, ctx, json_response
-from api.hub import Handoff, Listener, missed, sse_message
+from api.hub import Handoff, Listener, id_key, sse_message
 from api.store import Snapshot, Store, is_stream_id
 
 bp = Blueprint("events", __name__)
@@ -71,19 +71,23 @@ def events(game_id: str) -> Response:
     seat = service.authenticate(game, token)
     if not polling and "text/event-stream" in request.headers.get("Accept", ""):
         return _sse(c.store, c.settings, game, seat, read, resume, token)
-    if after is None or missed(read.first, after):
+    if after is None or _missed(read.first, after):
         body = {"snapshot": service.game_view(game, seat), "events": [], "last_id": read.last_id}
         return json_response(body, headers=POLL_HEADERS)
     found = read.after
     if found or wait <= 0:
         return _page(found, seat, after)
+    version = game.version if after == read.last_id else None  # the version at the cursor, if known
     release = c.stream_limits.acquire(token, request.remote_addr or "unknown")
     box = _handoff_box()
     if box is not None:  # the hub waits; these headers go with its answer
-        box["handoff"] = Handoff("poll", Listener(game.id, seat, after), wait, 0.0, release)
+        box["handoff"] = Handoff("poll", Listener(game.id, seat, after, version), wait, 0.0, release)
         return json_response({}, headers=POLL_HEADERS)
     try:
-        return _page(c.store.wait_events(game.id, after, int(wait * 1000)), seat, after)
+        found = c.store.wait_events(game.id, after, int(wait * 1000))
+        if found and version is not None and int(found[0].fields["v"]) != version + 1:
+            found = []  # the trim passed the cursor meanwhile: asked again, it gets a snapshot
+        return _page(found, seat, after)
     finally:
         release()
 
@@ -100,6 +104,14 @@ def _page(found: list[Any], seat: int | None, after: str) -> Response:
                          headers=POLL_HEADERS)
 
 
+def _missed(first: tuple[str, int] | None, cursor: str) -> bool:
+    """Whether events after ``cursor`` were trimmed from the stream (``events_keep``): the
+    oldest event held (``first``: its id and version) is not the game's first and is newer
+    than the reader's cursor. (A reader whose own last event was trimmed but nothing after
+    it may get a snapshot it did not strictly need; a snapshot is always correct.)"""
+    return first is not None and first[1] > 1 and id_key(cursor) < id_key(first[0])
+
+
 def _sse(store: Store, settings: Settings, game: service.Game, seat: int | None, read: Snapshot,
          resume: str | None, token: str | None) -> Response:
     """The stream's first message (``retry``), then a snapshot of the reader's view or the
@@ -107,31 +119,36 @@ def _sse(store: Store, settings: Settings, game: service.Game, seat: int | None,
     that is over has nothing to wait for: its stream ends there."""
     head = [f"retry: {SSE_RETRY_MS}\n\n".encode()]
     cursor = resume
-    if cursor is None or missed(read.first, cursor):
+    version: int | None = None  # the version at the cursor, if known (api.hub.Listener)
+    if cursor is None or _missed(read.first, cursor):
         head.append(sse_message(read.last_id, "snapshot", service.game_view(game, seat)))
-        cursor = read.last_id
+        cursor, version = read.last_id, game.version
     else:
+        if cursor == read.last_id:
+            version = game.version
         for event in read.after:
             body = service.render_event(event.id, event.fields, seat)
             head.append(sse_message(event.id, body["type"], body))
-            cursor = event.id
+            cursor, version = event.id, int(event.fields["v"])
     if game.status == "over":
         return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=SSE_HEADERS)
     release = ctx().stream_limits.acquire(token, request.remote_addr or "unknown")
     box = _handoff_box()
     if box is not None:
-        box["handoff"] = Handoff("sse", Listener(game.id, seat, cursor), settings.sse_max_seconds,
+        box["handoff"] = Handoff("sse", Listener(game.id, seat, cursor, version), settings.sse_max_seconds,
                                  settings.sse_ping_seconds, release)
         return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=SSE_HEADERS)
-    stream = _sse_in_thread(store, game.id, seat, cursor, head, settings)
+    stream = _sse_in_thread(store, game.id, seat, cursor, version, head, settings)
     response = Response(stream, mimetype="text/event-stream", headers=SSE_HEADERS)  # needs no request context
     response.call_on_close(release)
     return response
 
 
-def _sse_in_thread(store: Store, game_id: str, seat: int | None, cursor: str, head: list[bytes],
-                   settings: Settings) -> Iterator[bytes]:
-    """The waiting of a stream under a WSGI server: this thread, ``XREAD BLOCK``."""
+def _sse_in_thread(store: Store, game_id: str, seat: int | None, cursor: str, version: int | None,
+                   head: list[bytes], settings: Settings) -> Iterator[bytes]:
+    """The waiting of a stream under a WSGI server: this thread, ``XREAD BLOCK``. The stream
+    ends when its next event is not the next version (``version``: at the cursor): a slow
+    client fell behind the trim, and resuming from its cursor it gets a snapshot."""
     yield b"".join(head)
     deadline = time.monotonic() + settings.sse_max_seconds
     while (remaining := deadline - time.monotonic()) > 0:
@@ -139,12 +156,12 @@ def _sse_in_thread(store: Store, game_id: str, seat: int | None, cursor: str, he
         if not found:
             yield b": ping\n\n"
             continue
-        if missed(store.oldest_event(game_id), cursor):
-            return  # fell behind the trim (a slow client): it resumes from its cursor, to a snapshot
         over = False
         for event in found:
+            if version is not None and int(event.fields["v"]) != version + 1:
+                return
             body = service.render_event(event.id, event.fields, seat)
-            cursor = event.id
+            cursor, version = event.id, int(event.fields["v"])
             over = over or body.get("status") == "over"
             yield sse_message(event.id, body["type"], body)
         if over:

@@ -51,7 +51,7 @@ def test_a_hub_listener_behind_the_trimmed_stream_is_not_handed_a_gap(client: Fl
     async def scenario() -> tuple[Listener, bool]:
         hub = EventHub(hub_module.connect(settings.redis_url), store.keys)
         try:
-            listener = Listener(t.id, 0, last_id)
+            listener = Listener(t.id, 0, last_id, record.version)  # as the route hands it over
             await hub.listen(listener)
             await asyncio.wait_for(listener.wake.wait(), 5)
             return listener, listener.closed  # before the hub's own close ends every listener
