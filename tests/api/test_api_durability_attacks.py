@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from typing import Any
 
 import orjson
@@ -226,3 +227,35 @@ def test_a_version_lost_by_the_store_and_made_again_is_not_served_from_another_p
     assert here["view"] == truth["view"], "this process served the lost change it remembered"
     lines = [orjson.loads(line) for line in store.read_log(t.id)]
     assert replay_log(lines) == service.load_game(store, t.id).state, "the state stored is not the log's"
+
+
+def test_one_idempotency_key_sent_to_two_processes_at_once_applies_once(app: Any, store: Store, redis_url: str,
+                                                                        key_prefix: str) -> None:
+    """A client whose first try hangs sends its retry to another API process while the first
+    is still in flight: both get the same answer, and the move is made once."""
+    t = Table(app.test_client(), four_humans(seed=69))
+    _, etag = t.view(0)
+    events = store.event_count(t.id)
+    with api_server(redis_url, key_prefix, threads=2) as base, ApiClient(base, retry=NO_RETRY) as api:
+        answers: list[Any] = [None] * 8
+        barrier = threading.Barrier(len(answers))
+
+        def send(i: int) -> None:
+            barrier.wait()
+            if i % 2:
+                r = api.move(t.id, t.tokens[0], {"type": "draw"}, etag, idempotency_key="in-flight")
+                answers[i] = (r.status, r.body)
+            else:
+                r2 = app.test_client().post(f"/games/{t.id}/moves", json={"action": {"type": "draw"}},
+                                            headers=auth(t.tokens[0], **{"If-Match": etag,
+                                                                         "Idempotency-Key": "in-flight"}))
+                answers[i] = (r2.status_code, r2.get_json())
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(len(answers))]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(30)
+    assert {status for status, _ in answers} == {200}, answers
+    assert len({orjson.dumps(body, option=orjson.OPT_SORT_KEYS) for _, body in answers}) == 1
+    assert store.event_count(t.id) == events + 1
