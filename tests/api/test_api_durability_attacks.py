@@ -259,3 +259,21 @@ def test_one_idempotency_key_sent_to_two_processes_at_once_applies_once(app: Any
     assert {status for status, _ in answers} == {200}, answers
     assert len({orjson.dumps(body, option=orjson.OPT_SORT_KEYS) for _, body in answers}) == 1
     assert store.event_count(t.id) == events + 1
+
+
+def test_a_join_whose_answer_was_lost_is_retried_with_its_idempotency_key(client: FlaskClient, store: Store) -> None:
+    """A join's answer (the seat's only copy of its bearer token) is lost on the way back; the
+    client retries with the same Idempotency-Key: it must get that answer again, not a
+    409 seat_taken that leaves the seat to a token nobody holds."""
+    created = client.post("/games", json={"preset": "classic", "seats": [{"name": "a"}, None, None, None]}).get_json()
+    gid = created["id"]
+    events = store.event_count(gid)
+    first = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": "join-1"})
+    assert first.status_code == 200, first.get_json()
+    again = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": "join-1"})
+    assert again.status_code == 200, again.get_json()
+    assert again.get_json() == first.get_json() and again.headers["ETag"] == first.headers["ETag"]
+    assert store.event_count(gid) == events + 1  # joined once
+    other = client.post(f"/games/{gid}/seats/1", json={"name": "cy"}, headers={"Idempotency-Key": "join-1"})
+    assert other.status_code == 422 and other.get_json()["code"] == "idempotency_key_reused"
+    assert client.post(f"/games/{gid}/seats/1", json={"name": "cy"}).status_code == 409  # no key: taken
