@@ -502,11 +502,21 @@ def _with_seat(meta: dict[str, Any], seat: int, **fields: Any) -> dict[str, Any]
     return new
 
 
+class _Replayed(Exception):
+    """A seat change's Idempotency-Key was committed meanwhile (by a try still in flight):
+    its stored answer."""
+
+    def __init__(self, record: bytes) -> None:
+        super().__init__("replayed")
+        self.record = record
+
+
 def _change_seats(store: Store, settings: Settings, game_id: str,
                   decide: Callable[[Game, Record], Change], busy: str) -> Game:
     """A change of who sits where: ``decide`` checks the game as read (raising a refusal)
     and says the change; the compare-and-set is tried again on a fresh read when another
-    change won, for up to :data:`SEAT_CHANGE_SECONDS` (then a ``conflict``: ``busy``)."""
+    change won, for up to :data:`SEAT_CHANGE_SECONDS` (then a ``conflict``: ``busy``).
+    :class:`_Replayed` when the change's Idempotency-Key was answered meanwhile."""
     deadline = time.monotonic() + SEAT_CHANGE_SECONDS
     while True:
         record = _load_record(store, game_id)
@@ -515,14 +525,30 @@ def _change_seats(store: Store, settings: Settings, game_id: str,
         result = commit_change(store, settings, game_id, game, change)
         if result.outcome == "ok":
             return change.game(game_id, result.version)
+        if result.outcome == "replay":
+            raise _Replayed(result.record)
         if time.monotonic() >= deadline:
             raise Conflict("conflict", busy)
         time.sleep(random.random() * SEAT_CHANGE_PAUSE_SECONDS)
 
 
-def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str) -> dict[str, Any]:
-    """Take an open seat; the game starts when the last seat is filled."""
+JOIN_KEY = "join:{}"  # a join's Idempotency-Key, apart from the seat's move keys
+
+
+def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str,
+              idempotency_key: str | None = None) -> dict[str, Any]:
+    """Take an open seat; the game starts when the last seat is filled.
+
+    ``idempotency_key``: the answer, the seat's only copy of its token, is stored with the
+    join, and a retry with the same key (and name) gets it again: a join whose answer was
+    lost does not leave the seat to a token nobody holds."""
     token = new_token()
+    key = JOIN_KEY.format(idempotency_key) if idempotency_key is not None else None
+    fingerprint = _fingerprint({"join": name}) if key is not None else ""
+    if key is not None:
+        stored = store.get_idempotency(game_id, seat, key, settings.idempotency_seconds)
+        if stored is not None:
+            return _replay(stored, fingerprint).body
 
     def decide(game: Game, record: Record) -> Change:
         _check_seat_exists(game, seat)
@@ -533,13 +559,26 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
             raise Conflict("game_started", "The game has started.")
         meta = _with_seat(game.meta, seat, name=name, token=hash_token(token))
         state, lines = _start(game_id, meta, game.rules()) if _filled(meta) else (None, [])
+        idem = None
+        if key is not None:
+            answer = _joined(game_id, seat, name, token, meta, game.version + 1)
+            stored = orjson.dumps({"fingerprint": fingerprint, "version": game.version + 1, "body": answer})
+            idem = (seat, key, stored, settings.idempotency_seconds)
         return Change("joined", meta, state,
                       for_each_viewer(game.players, lambda v: {"seat": seat, "name": name, **_deal_news(state, v)}),
-                      lines, turn_clock=state is not None)
+                      lines, turn_clock=state is not None, idem=idem)
 
-    joined = _change_seats(store, settings, game_id, decide, "The game changed too often while joining; try again.")
-    return {"id": game_id, "seat": seat, "team": joined.meta["seats"][seat]["team"], "name": name, "token": token,
-            "status": joined.status, "version": joined.version}
+    try:
+        joined = _change_seats(store, settings, game_id, decide, "The game changed too often while joining; try again.")
+    except _Replayed as e:
+        return _replay(e.record, fingerprint).body
+    return _joined(game_id, seat, name, token, joined.meta, joined.version)
+
+
+def _joined(game_id: str, seat: int, name: str, token: str, meta: dict[str, Any], version: int) -> dict[str, Any]:
+    """The answer to a join (the game as the join made it)."""
+    return {"id": game_id, "seat": seat, "team": meta["seats"][seat]["team"], "name": name, "token": token,
+            "status": meta["status"], "version": version}
 
 
 # -- who controls a seat ------------------------------------------------------------------
