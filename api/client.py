@@ -419,10 +419,13 @@ class Client:
         headers = {"If-None-Match": if_none_match} if if_none_match else None
         return self.request("GET", f"/games/{_seg(game_id)}", token=token, headers=headers, expect=(304,))
 
-    def join(self, game_id: str, seat: int, name: str) -> JoinedSeat:
-        """``POST /games/{id}/seats/{n}``: take an open seat; keep the token it answers."""
+    def join(self, game_id: str, seat: int, name: str, *, idempotency_key: str | None = None) -> JoinedSeat:
+        """``POST /games/{id}/seats/{n}``: take an open seat; keep the token it answers. A
+        key is made when none is given, and every retry of this call (after a 503 or a lost
+        connection) sends the same one: the answer of a join made but lost comes back."""
+        headers = {"Idempotency-Key": idempotency_key or new_idempotency_key()}
         return self.request("POST", f"/games/{_seg(game_id)}/seats/{int(seat)}",
-                            json_body={"name": name}).body
+                            json_body={"name": name}, headers=headers, idempotent=True).body
 
     def seat_to_bot(self, game_id: str, seat: int, bot: str, token: str, *,
                     budget_ms: int | None = None) -> GameView:

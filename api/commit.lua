@@ -10,8 +10,11 @@
 -- ARGV[8] events kept: the stream is trimmed to about this many (0: all are kept)
 -- ARGV[9] "1": start the turn clock: field turn_at = this server's TIME in ms (the seat to
 --         act has been to act since then; every API process reads the same clock)
--- ARGV[10] n: number of event field/value pairs; ARGV[11 .. 10+2n] the pairs
--- ARGV[11+2n ..] log lines to append
+-- ARGV[10] the commit id (field cid) the caller read with the expected version ("": not
+--         checked): a version the store lost and made again is another commit, with another id
+-- ARGV[11] n: number of event field/value pairs; ARGV[12 .. 11+2n] the pairs
+-- ARGV[12+2n ..] log lines to append
+-- The commit id of a change is its event's id (field cid).
 -- Returns {"ok", version, event id, plain log lines, log chunks} | {"stale", current version}
 --   | {"replay", record}
 local idem = KEYS[4]
@@ -25,14 +28,26 @@ if idem then
   end
 end
 
-local got = redis.call('HMGET', KEYS[1], 'version', 'logc')
+local got = redis.call('HMGET', KEYS[1], 'version', 'logc', 'cid')
 local current = got[1] or '0'
-if current ~= ARGV[1] then
+if current ~= ARGV[1] or (ARGV[10] ~= '' and ARGV[10] ~= (got[3] or '')) then
   return {'stale', current}
 end
 local version = tostring(tonumber(current) + 1)
 
-local fields = {'version', version}
+local n = tonumber(ARGV[11])
+local entry = {'v', version}
+for i = 12, 11 + 2 * n do
+  entry[#entry + 1] = ARGV[i]
+end
+local id
+if ARGV[8] ~= '0' then
+  id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[8], '*', unpack(entry))
+else
+  id = redis.call('XADD', KEYS[2], '*', unpack(entry))
+end
+
+local fields = {'version', version, 'cid', id}
 if ARGV[2] ~= '' then
   fields[#fields + 1] = 'meta'
   fields[#fields + 1] = ARGV[2]
@@ -48,20 +63,8 @@ if ARGV[9] == '1' then
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 
-local n = tonumber(ARGV[10])
-local entry = {'v', version}
-for i = 11, 10 + 2 * n do
-  entry[#entry + 1] = ARGV[i]
-end
-local id
-if ARGV[8] ~= '0' then
-  id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[8], '*', unpack(entry))
-else
-  id = redis.call('XADD', KEYS[2], '*', unpack(entry))
-end
-
 local length = 0
-for i = 11 + 2 * n, #ARGV, 500 do
+for i = 12 + 2 * n, #ARGV, 500 do
   local last = math.min(i + 499, #ARGV)
   length = redis.call('RPUSH', KEYS[3], unpack(ARGV, i, last))
 end

@@ -62,14 +62,22 @@ def id_key(event_id: str) -> tuple[int, int]:
 
 @dataclass(eq=False)
 class Listener:
-    """One open stream or waiting poll: the events after ``cursor`` for ``seat``'s view."""
+    """One open stream or waiting poll: the events after ``cursor`` for ``seat``'s view.
+
+    ``version``: the game's version at ``cursor`` (None: not known yet). Every change adds one
+    event, so the next event is the next version; one that is not means the stream's trim
+    (``events_keep``) passed the cursor while the listener was behind (the hub lagged, or the
+    game ran on between the route's read and the hand-off): the listener is then closed
+    instead of handed a gap, and its client, resuming from its cursor, gets a snapshot
+    (``api/routes/events.py``)."""
 
     game_id: str
     seat: int | None
     cursor: str
+    version: int | None = None
     pending: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (event id, body)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
-    closed: bool = False  # the hub stops: answer what is there and end
+    closed: bool = False  # the hub stops, or the listener fell behind the trim: answer what is there and end
 
     def take(self) -> list[tuple[str, dict[str, Any]]]:
         found, self.pending = self.pending, []
@@ -261,19 +269,27 @@ class EventHub:
 
 def deliver(events: list[tuple[str, dict[str, Any]]], listeners: Iterable[Listener]) -> None:
     """Hand each listener the events after its cursor, rendered for its seat (each event
-    once per seat: a game's four players and its spectators share the work), and wake it."""
+    once per seat: a game's four players and its spectators share the work), and wake it.
+    A listener whose next event is not its next version fell behind the trim: it is closed
+    (:class:`Listener`), and gets nothing more."""
     rendered: dict[tuple[str, int | None], dict[str, Any]] = {}
     for listener in list(listeners):
+        if listener.closed:
+            continue
         after = id_key(listener.cursor)
         for event_id, fields in events:
             if id_key(event_id) <= after:
                 continue
+            version = int(fields["v"])
+            if listener.version is not None and version != listener.version + 1:
+                listener.closed = True
+                break
             body = rendered.get((event_id, listener.seat))
             if body is None:
                 body = rendered[(event_id, listener.seat)] = service.render_event(event_id, fields, listener.seat)
             listener.pending.append((event_id, body))
-            listener.cursor = event_id
-        if listener.pending:
+            listener.cursor, listener.version = event_id, version
+        if listener.pending or listener.closed:
             listener.wake.set()
 
 

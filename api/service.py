@@ -41,7 +41,7 @@ from api.service_errors import (
     Unavailable,
     Unprocessable,
 )
-from api.store import Commit, Record, Store
+from api.store import Commit, NotDurable, Record, Store
 from api.tokens import find_seat, hash_token, new_game_id, new_token
 
 log = logging.getLogger("canasta.api")
@@ -62,6 +62,7 @@ class Game:
     version: int
     meta: dict[str, Any]
     state: engine.State | None
+    commit_id: bytes | None = None  # of the commit that made this version (Record.commit_id)
 
     @property
     def status(self) -> str:
@@ -81,27 +82,39 @@ class Game:
         return len(self.meta["seats"])
 
 
+CacheEntry = tuple[dict[str, Any], engine.State | None, bytes | None]  # meta, state, commit id
+
+
 class GameCache:
     """Parsed games of this process by (game id, version), most recent first.
 
     Every write of a game goes through ``commit.lua``, which bumps the version with the
-    state and meta in one step, so a (game, version) pair names one state and one meta for
-    good. Both are shared by every request that reads that version: engine states are
-    immutable, and the service never changes a meta dict in place (a change builds a new
-    dict, see ``join_seat``); callers must not either.
+    state and meta in one step, so a (game, version) pair names one state and one meta
+    as long as the store keeps what it answered. One that loses a change (a failover to a
+    replica that lacked it, a crash of a server that had not fsynced it) may make another
+    change at the same version: so each entry keeps the id of the commit it was read at,
+    a read from the store uses it only for the same commit, and a move judged on it names
+    that commit in its compare-and-set. Meta and state are shared by every request that
+    reads that version: engine states are immutable, and the service never changes a meta
+    dict in place (a change builds a new dict, see ``join_seat``); callers must not either.
     """
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, int], tuple[dict[str, Any], engine.State | None]] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int], CacheEntry] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, game_id: str, version: int) -> tuple[dict[str, Any], engine.State | None] | None:
+        entry = self.entry(game_id, version)
+        return entry[:2] if entry is not None else None
+
+    def entry(self, game_id: str, version: int) -> CacheEntry | None:
         return self._items.get((game_id, version))  # a dict read is atomic; put() locks
 
-    def put(self, game_id: str, version: int, meta: dict[str, Any], state: engine.State | None) -> None:
+    def put(self, game_id: str, version: int, meta: dict[str, Any], state: engine.State | None,
+            commit_id: bytes | None = None) -> None:
         with self._lock:
-            self._items[(game_id, version)] = (meta, state)
+            self._items[(game_id, version)] = (meta, state, commit_id)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
@@ -114,21 +127,21 @@ CACHE = GameCache()
 
 
 def game_from_record(game_id: str, record: Record) -> Game:
-    hit = CACHE.get(game_id, record.version)
-    if hit is not None and (hit[1] is None) == (not record.state):
-        return Game(game_id, record.version, hit[0], hit[1])
+    hit = CACHE.entry(game_id, record.version)
+    if hit is not None and (hit[1] is None) == (not record.state) and hit[2] == record.commit_id:
+        return Game(game_id, record.version, hit[0], hit[1], hit[2])
     state = parse_state(record.state, record.meta) if record.state else None
-    CACHE.put(game_id, record.version, record.meta, state)
-    return Game(game_id, record.version, record.meta, state)
+    CACHE.put(game_id, record.version, record.meta, state, record.commit_id)
+    return Game(game_id, record.version, record.meta, state, record.commit_id)
 
 
 def cached_game(game_id: str, version: int) -> Game | None:
-    """The game at ``version`` if this process has seen it (it may no longer be current:
-    a compare-and-set against ``version`` tells)."""
-    hit = CACHE.get(game_id, version)
+    """The game at ``version`` if this process has seen it (it may no longer be current,
+    or no longer the store's: a compare-and-set against its version and commit tells)."""
+    hit = CACHE.entry(game_id, version)
     if hit is None:
         return None
-    return Game(game_id, version, hit[0], hit[1])
+    return Game(game_id, version, hit[0], hit[1], hit[2])
 
 
 def load_game(store: Store, game_id: str) -> Game:
@@ -359,17 +372,25 @@ def commit_change(store: Store, settings: Settings, game_id: str, before: Game |
     on), and old log lines are folded. ``stale`` and ``replay`` wrote nothing."""
     state_changed = before is None or change.state is not before.state
     meta_changed = before is None or change.meta is not before.meta
-    result = store.commit(
-        game_id, before.version if before is not None else NEW_GAME,
-        meta=change.meta if meta_changed else None,
-        state=_state_blob(change.state) if state_changed else None,
-        event=_event_fields(_envelope(change.kind, change.meta, change.state), change.data),
-        log_lines=change.log_lines, ttl=_ttl(settings, change.meta), idem=change.idem,
-        events_keep=settings.events_keep, turn_clock=change.turn_clock,
-    )
+    try:
+        result = store.commit(
+            game_id, before.version if before is not None else NEW_GAME,
+            meta=change.meta if meta_changed else None,
+            state=_state_blob(change.state) if state_changed else None,
+            event=_event_fields(_envelope(change.kind, change.meta, change.state), change.data),
+            log_lines=change.log_lines, ttl=_ttl(settings, change.meta), idem=change.idem,
+            events_keep=settings.events_keep, turn_clock=change.turn_clock,
+            expected_commit_id=before.commit_id if before is not None else None,
+        )
+    except NotDurable as e:
+        # made but not confirmed (answered 503): it stands unless the server loses it, so a
+        # bot to act after it is told now (a retry only replays; the client may not retry)
+        if e.commit is not None and e.commit.outcome == "ok" and not by_bot_run:
+            _notify_bots(store, game_id, change, e.commit.version)
+        raise
     if result.outcome != "ok":
         return result
-    CACHE.put(game_id, result.version, change.meta, change.state)
+    CACHE.put(game_id, result.version, change.meta, change.state, result.event_id.encode())
     if not by_bot_run:
         _notify_bots(store, game_id, change, result.version)
     if result.log_plain >= logcodec.CHUNK:
@@ -481,11 +502,21 @@ def _with_seat(meta: dict[str, Any], seat: int, **fields: Any) -> dict[str, Any]
     return new
 
 
+class _Replayed(Exception):
+    """A seat change's Idempotency-Key was committed meanwhile (by a try still in flight):
+    its stored answer."""
+
+    def __init__(self, record: bytes) -> None:
+        super().__init__("replayed")
+        self.record = record
+
+
 def _change_seats(store: Store, settings: Settings, game_id: str,
                   decide: Callable[[Game, Record], Change], busy: str) -> Game:
     """A change of who sits where: ``decide`` checks the game as read (raising a refusal)
     and says the change; the compare-and-set is tried again on a fresh read when another
-    change won, for up to :data:`SEAT_CHANGE_SECONDS` (then a ``conflict``: ``busy``)."""
+    change won, for up to :data:`SEAT_CHANGE_SECONDS` (then a ``conflict``: ``busy``).
+    :class:`_Replayed` when the change's Idempotency-Key was answered meanwhile."""
     deadline = time.monotonic() + SEAT_CHANGE_SECONDS
     while True:
         record = _load_record(store, game_id)
@@ -494,14 +525,30 @@ def _change_seats(store: Store, settings: Settings, game_id: str,
         result = commit_change(store, settings, game_id, game, change)
         if result.outcome == "ok":
             return change.game(game_id, result.version)
+        if result.outcome == "replay":
+            raise _Replayed(result.record)
         if time.monotonic() >= deadline:
             raise Conflict("conflict", busy)
         time.sleep(random.random() * SEAT_CHANGE_PAUSE_SECONDS)
 
 
-def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str) -> dict[str, Any]:
-    """Take an open seat; the game starts when the last seat is filled."""
+JOIN_KEY = "join:{}"  # a join's Idempotency-Key, apart from the seat's move keys
+
+
+def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str,
+              idempotency_key: str | None = None) -> dict[str, Any]:
+    """Take an open seat; the game starts when the last seat is filled.
+
+    ``idempotency_key``: the answer, the seat's only copy of its token, is stored with the
+    join, and a retry with the same key (and name) gets it again: a join whose answer was
+    lost does not leave the seat to a token nobody holds."""
     token = new_token()
+    key = JOIN_KEY.format(idempotency_key) if idempotency_key is not None else None
+    fingerprint = _fingerprint({"join": name}) if key is not None else ""
+    if key is not None:
+        stored = store.get_idempotency(game_id, seat, key, settings.idempotency_seconds)
+        if stored is not None:
+            return _replay(stored, fingerprint).body
 
     def decide(game: Game, record: Record) -> Change:
         _check_seat_exists(game, seat)
@@ -512,13 +559,26 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
             raise Conflict("game_started", "The game has started.")
         meta = _with_seat(game.meta, seat, name=name, token=hash_token(token))
         state, lines = _start(game_id, meta, game.rules()) if _filled(meta) else (None, [])
+        idem = None
+        if key is not None:
+            answer = _joined(game_id, seat, name, token, meta, game.version + 1)
+            stored = orjson.dumps({"fingerprint": fingerprint, "version": game.version + 1, "body": answer})
+            idem = (seat, key, stored, settings.idempotency_seconds)
         return Change("joined", meta, state,
                       for_each_viewer(game.players, lambda v: {"seat": seat, "name": name, **_deal_news(state, v)}),
-                      lines, turn_clock=state is not None)
+                      lines, turn_clock=state is not None, idem=idem)
 
-    joined = _change_seats(store, settings, game_id, decide, "The game changed too often while joining; try again.")
-    return {"id": game_id, "seat": seat, "team": joined.meta["seats"][seat]["team"], "name": name, "token": token,
-            "status": joined.status, "version": joined.version}
+    try:
+        joined = _change_seats(store, settings, game_id, decide, "The game changed too often while joining; try again.")
+    except _Replayed as e:
+        return _replay(e.record, fingerprint).body
+    return _joined(game_id, seat, name, token, joined.meta, joined.version)
+
+
+def _joined(game_id: str, seat: int, name: str, token: str, meta: dict[str, Any], version: int) -> dict[str, Any]:
+    """The answer to a join (the game as the join made it)."""
+    return {"id": game_id, "seat": seat, "team": meta["seats"][seat]["team"], "name": name, "token": token,
+            "status": meta["status"], "version": version}
 
 
 # -- who controls a seat ------------------------------------------------------------------
@@ -692,13 +752,15 @@ def apply_move(store: Store, settings: Settings, move: MoveRequest, *, game: Gam
     """
     if game is None or game.id != move.game_id:
         game = load_game(store, move.game_id)
-    if not move.by_bot_run and 0 <= move.seat < game.players and game.is_bot(move.seat):
-        raise NotAllowed("seat_is_bot", f"Seat {move.seat} is played by a bot.")
     fingerprint = _fingerprint(move.action) if move.idempotency_key is not None else ""  # only keys need it
     if move.idempotency_key is not None and not move.dry_run:
+        # before any check of the game as it is now: a move applied is answered as it was,
+        # whatever changed since (the seat handed to a bot, the game over, a newer version)
         record = store.get_idempotency(move.game_id, move.seat, move.idempotency_key, settings.idempotency_seconds)
         if record is not None:
             return _replay(record, fingerprint)
+    if not move.by_bot_run and 0 <= move.seat < game.players and game.is_bot(move.seat):
+        raise NotAllowed("seat_is_bot", f"Seat {move.seat} is played by a bot.")
     before = _state_to_move(game, move)
     after = _judge(before, move)
     if move.dry_run:
@@ -714,7 +776,7 @@ def apply_move(store: Store, settings: Settings, move: MoveRequest, *, game: Gam
         return _replay(result.record, fingerprint)
     if result.outcome == "stale":
         raise StaleVersion(result.version, game.version)
-    return MoveResult(body, result.version, game=updated)
+    return MoveResult(body, result.version, game=replace(updated, commit_id=result.event_id.encode()))
 
 
 def _fingerprint(action: dict[str, Any]) -> str:

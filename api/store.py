@@ -60,12 +60,16 @@ class Record:
     """What the state hash holds: the version, the game's metadata (JSON) and the engine
     state (JSON). Both stay bytes until asked for: a process that has seen this version
     already holds them parsed (:class:`api.service.GameCache`). ``turn_at``: the Redis
-    server's time (ms) since when the seat to act has been to act (``commit.lua``)."""
+    server's time (ms) since when the seat to act has been to act (``commit.lua``).
+    ``commit_id``: the id of the commit that made this version (its event's id; None for
+    a game last changed before commits had ids): a version that a store lost and made
+    again has another."""
 
     version: int
     meta_json: bytes
     state: bytes | None
     turn_at: int | None = None
+    commit_id: bytes | None = None
 
     @cached_property
     def meta(self) -> dict[str, Any]:
@@ -105,7 +109,15 @@ class Snapshot:
 
 class NotDurable(Exception):
     """The server did not confirm that a write reaches its disk: the change may or may not be
-    kept. Answered 503: the client retries with the same Idempotency-Key."""
+    kept. Answered 503: the client retries with the same Idempotency-Key.
+
+    ``reply``: the write's own reply when the server made it but did not confirm it (None:
+    not made, or not known); ``commit``: that reply read as a compare-and-set's outcome."""
+
+    def __init__(self, message: str, reply: Any = None) -> None:
+        super().__init__(message)
+        self.reply = reply
+        self.commit: Commit | None = None
 
 
 FSYNC_CHECK_SECONDS = 5.0  # how long a check that the server fsyncs before replying holds
@@ -212,11 +224,11 @@ class Store:
         if needed is not None and not needed(reply):
             return reply
         if isinstance(confirmed, Exception):
-            raise NotDurable(f"the server cannot confirm writes on disk: {confirmed}")
+            raise NotDurable(f"the server cannot confirm writes on disk: {confirmed}", reply)
         local, replicas = (int(confirmed[0]), int(confirmed[1])) if isinstance(confirmed, list) else (1, int(confirmed))
         if local < self._confirm_local or replicas < self.replicas:
             raise NotDurable(f"the server did not confirm the write on disk within {self.durable_timeout_ms} ms "
-                             f"(local {local}, replicas {replicas} of {self.replicas})")
+                             f"(local {local}, replicas {replicas} of {self.replicas})", reply)
         return reply
 
     def _durable_script(self, script: Script, keys: list[str], args: list[Any]) -> Any:
@@ -225,11 +237,11 @@ class Store:
 
     # -- reads ---------------------------------------------------------------------------
     def load(self, game_id: str) -> Record | None:
-        version, meta, state, turn_at = self.execute("HMGET", self.keys.state(game_id), "version", "meta",
-                                                     "state", "turn_at")
+        version, meta, state, turn_at, cid = self.execute("HMGET", self.keys.state(game_id), "version", "meta",
+                                                          "state", "turn_at", "cid")
         if version is None or meta is None:
             return None
-        return Record(int(version), meta, state, int(turn_at) if turn_at is not None else None)
+        return Record(int(version), meta, state, int(turn_at) if turn_at is not None else None, cid)
 
     def server_time_ms(self, game_id: str) -> int:
         """The clock (TIME) of the Redis server that holds the game, the one its ``turn_at``
@@ -246,21 +258,21 @@ class Store:
         """:meth:`snapshot`, and with ``after`` also the oldest event the stream holds and
         the events after ``after``: a long-poll's every read in one round trip."""
         events_key = self.keys.events(game_id)
-        reads: list[tuple[Any, ...]] = [("HMGET", self.keys.state(game_id), "version", "meta", "state"),
+        reads: list[tuple[Any, ...]] = [("HMGET", self.keys.state(game_id), "version", "meta", "state", "cid"),
                                         ("XREVRANGE", events_key, "+", "-", "COUNT", 1)]
         if after is not None:
             reads.append(("XRANGE", events_key, "-", "+", "COUNT", 1))
             if after != LAST_STREAM_ID:  # nothing can follow it (and Redis refuses "(" + it)
                 reads.append(("XRANGE", events_key, f"({after}", "+", "COUNT", count))
         replies = raise_first_error(self.execute_all(("MULTI",), *reads, ("EXEC",)))[-1]
-        (version, meta, state), last = replies[0], replies[1]
+        (version, meta, state, cid), last = replies[0], replies[1]
         if version is None or meta is None:
             return Snapshot(None, "0-0")
         first = None
         if after is not None and replies[2]:
             oldest = _event(replies[2][0])
             first = oldest.id, int(oldest.fields["v"])
-        return Snapshot(Record(int(version), meta, state), _s(last[0][0]) if last else "0-0", first,
+        return Snapshot(Record(int(version), meta, state, commit_id=cid), _s(last[0][0]) if last else "0-0", first,
                         [_event(r) for r in replies[3] or ()] if len(replies) > 3 else [])
 
     def get_idempotency(self, game_id: str, seat: int, key: str, ttl: int) -> bytes | None:
@@ -333,8 +345,10 @@ class Store:
         idem: tuple[int, str, bytes, int] | None = None,
         events_keep: int = 0,
         turn_clock: bool = False,
+        expected_commit_id: bytes | None = None,
     ) -> Commit:
-        """Compare-and-set: write everything if the version is still ``expected_version``.
+        """Compare-and-set: write everything if the version is still ``expected_version``
+        (and, when given, made by the commit ``expected_commit_id``: :class:`Record`).
 
         ``idem`` is (seat, key, record, ttl): the response stored for an Idempotency-Key.
         ``events_keep``: trim the event stream to about that many entries (0: keep all).
@@ -356,6 +370,7 @@ class Store:
             k.wake(game_id),
             int(events_keep),
             b"1" if turn_clock else b"0",
+            expected_commit_id or b"",
             len(event),
         ]
         for name, value in event.items():
@@ -363,15 +378,16 @@ class Store:
         args += log_lines
         if self.durability == "fsync":
             self.check_fsync()
-        reply = (self._script if self._confirm is None else self._durable_script)(COMMIT, keys, args)
-        outcome = _s(reply[0])
-        if outcome == "ok":
-            return Commit("ok", int(reply[1]), _s(reply[2]), log_plain=int(reply[3]), log_chunks=int(reply[4]))
-        if outcome == "stale":
-            return Commit("stale", int(reply[1]))
-        return Commit("replay", record=reply[1])
+        try:
+            reply = (self._script if self._confirm is None else self._durable_script)(COMMIT, keys, args)
+        except NotDurable as e:
+            if e.reply is not None:
+                e.commit = _commit_outcome(e.reply)  # made, unconfirmed: the caller may act on it
+            raise
+        return _commit_outcome(reply)
 
     def compact_log(self, game_id: str, chunks: int) -> bool:
+
         """Fold the oldest ``logcodec.CHUNK`` plain lines of the log into one chunk;
         ``chunks`` is the count the last commit reported. False when another process did
         it first (or the log changed shape): nothing is written then."""
@@ -444,6 +460,16 @@ def _confirmation(durability: str, replicas: int, timeout_ms: int) -> tuple[Comm
         return (("WAIT", replicas, timeout_ms),)
     half = max(1, timeout_ms // 2)
     return ("WAIT", replicas, half), ("WAITAOF", 1 if durability == "waitaof" else 0, replicas, timeout_ms - half)
+
+
+def _commit_outcome(reply: Any) -> Commit:
+    """``commit.lua``'s reply as a :class:`Commit`."""
+    outcome = _s(reply[0])
+    if outcome == "ok":
+        return Commit("ok", int(reply[1]), _s(reply[2]), log_plain=int(reply[3]), log_chunks=int(reply[4]))
+    if outcome == "stale":
+        return Commit("stale", int(reply[1]))
+    return Commit("replay", record=reply[1])
 
 
 def _s(value: bytes | str) -> str:

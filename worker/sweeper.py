@@ -27,12 +27,13 @@ log = logging.getLogger("canasta.worker")
 
 BATCH = 500  # games of the awaiting set read per round trip
 SCAN_COUNT = 1000  # keys a SCAN step of the deep sweep looks at
+RECORD_FIELDS = ("version", "meta", "state", "cid")  # a game's record (cid: the cached parse is reused)
 
 
-def _record(version: Any, meta: Any, state: Any) -> Record | None:
+def _record(version: Any, meta: Any, state: Any, cid: Any) -> Record | None:
     if version is None or meta is None:
         return None
-    return Record(int(version), meta, state)
+    return Record(int(version), meta, state, commit_id=cid)
 
 
 def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
@@ -51,15 +52,15 @@ def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
         with games_redis.pipeline(transaction=False) as pipe:
             for g in games:
                 pipe.exists(keys.lease(g))
-                pipe.hmget(api_keys.state(g), "version", "meta", "state")
+                pipe.hmget(api_keys.state(g), *RECORD_FIELDS)
             replies = pipe.execute()
         for i, g in enumerate(games):
             counts["awaiting"] += 1
-            leased, (version, meta, state) = replies[2 * i], replies[2 * i + 1]
+            leased, fields = replies[2 * i], replies[2 * i + 1]
             if leased:
                 counts["leased"] += 1
                 continue
-            record = _record(version, meta, state)
+            record = _record(*fields)
             game = game_from_record(g, record) if record is not None else None
             if bot_to_act(game) is None:
                 discard_awaiting(redis, cfg.prefix, g, game.version if game is not None else ANY_VERSION)
@@ -80,7 +81,7 @@ def deep_sweep(redis: Any, cfg: WorkerConfig) -> int:
     for key in games_redis.scan_iter(match=pattern, count=SCAN_COUNT):
         k = key.decode() if isinstance(key, bytes) else key
         game_id = k[k.index("{") + 1:k.index("}")]
-        record = _record(*games_redis.hmget(k, "version", "meta", "state"))
+        record = _record(*games_redis.hmget(k, *RECORD_FIELDS))
         if record is None or record.meta.get("status") != "playing":
             continue
         game = game_from_record(game_id, record)

@@ -77,13 +77,17 @@ def events(game_id: str) -> Response:
     found = read.after
     if found or wait <= 0:
         return _page(found, seat, after)
+    version = game.version if after == read.last_id else None  # the version at the cursor, if known
     release = c.stream_limits.acquire(token, request.remote_addr or "unknown")
     box = _handoff_box()
     if box is not None:  # the hub waits; these headers go with its answer
-        box["handoff"] = Handoff("poll", Listener(game.id, seat, after), wait, 0.0, release)
+        box["handoff"] = Handoff("poll", Listener(game.id, seat, after, version), wait, 0.0, release)
         return json_response({}, headers=POLL_HEADERS)
     try:
-        return _page(c.store.wait_events(game.id, after, int(wait * 1000)), seat, after)
+        found = c.store.wait_events(game.id, after, int(wait * 1000))
+        if found and version is not None and int(found[0].fields["v"]) != version + 1:
+            found = []  # the trim passed the cursor meanwhile: asked again, it gets a snapshot
+        return _page(found, seat, after)
     finally:
         release()
 
@@ -115,31 +119,36 @@ def _sse(store: Store, settings: Settings, game: service.Game, seat: int | None,
     that is over has nothing to wait for: its stream ends there."""
     head = [f"retry: {SSE_RETRY_MS}\n\n".encode()]
     cursor = resume
+    version: int | None = None  # the version at the cursor, if known (api.hub.Listener)
     if cursor is None or _missed(read.first, cursor):
         head.append(sse_message(read.last_id, "snapshot", service.game_view(game, seat)))
-        cursor = read.last_id
+        cursor, version = read.last_id, game.version
     else:
+        if cursor == read.last_id:
+            version = game.version
         for event in read.after:
             body = service.render_event(event.id, event.fields, seat)
             head.append(sse_message(event.id, body["type"], body))
-            cursor = event.id
+            cursor, version = event.id, int(event.fields["v"])
     if game.status == "over":
         return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=SSE_HEADERS)
     release = ctx().stream_limits.acquire(token, request.remote_addr or "unknown")
     box = _handoff_box()
     if box is not None:
-        box["handoff"] = Handoff("sse", Listener(game.id, seat, cursor), settings.sse_max_seconds,
+        box["handoff"] = Handoff("sse", Listener(game.id, seat, cursor, version), settings.sse_max_seconds,
                                  settings.sse_ping_seconds, release)
         return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=SSE_HEADERS)
-    stream = _sse_in_thread(store, game.id, seat, cursor, head, settings)
+    stream = _sse_in_thread(store, game.id, seat, cursor, version, head, settings)
     response = Response(stream, mimetype="text/event-stream", headers=SSE_HEADERS)  # needs no request context
     response.call_on_close(release)
     return response
 
 
-def _sse_in_thread(store: Store, game_id: str, seat: int | None, cursor: str, head: list[bytes],
-                   settings: Settings) -> Iterator[bytes]:
-    """The waiting of a stream under a WSGI server: this thread, ``XREAD BLOCK``."""
+def _sse_in_thread(store: Store, game_id: str, seat: int | None, cursor: str, version: int | None,
+                   head: list[bytes], settings: Settings) -> Iterator[bytes]:
+    """The waiting of a stream under a WSGI server: this thread, ``XREAD BLOCK``. The stream
+    ends when its next event is not the next version (``version``: at the cursor): a slow
+    client fell behind the trim, and resuming from its cursor it gets a snapshot."""
     yield b"".join(head)
     deadline = time.monotonic() + settings.sse_max_seconds
     while (remaining := deadline - time.monotonic()) > 0:
@@ -149,8 +158,10 @@ def _sse_in_thread(store: Store, game_id: str, seat: int | None, cursor: str, he
             continue
         over = False
         for event in found:
+            if version is not None and int(event.fields["v"]) != version + 1:
+                return
             body = service.render_event(event.id, event.fields, seat)
-            cursor = event.id
+            cursor, version = event.id, int(event.fields["v"])
             over = over or body.get("status") == "over"
             yield sse_message(event.id, body["type"], body)
         if over:

@@ -161,6 +161,22 @@ def test_a_move_whose_answer_was_lost_is_applied_once(server: str) -> None:
         proxy.close()
 
 
+def test_a_join_whose_answer_was_lost_gets_its_token_on_the_retry(server: str) -> None:
+    """The join's answer is the seat's only copy of its token: lost on the way back, the
+    client's retry (same Idempotency-Key) gets it again, and the token plays the seat."""
+    proxy = Proxy(server)
+    try:
+        with Client(proxy.url) as api:
+            game = api.create_game("classic", [{"name": "a"}, None, None, None])
+            proxy.drop_next_answer()  # the server seats bea; its answer is lost
+            joined = api.join(game["id"], 1, "bea")
+            assert proxy.dropped == 1
+            assert joined["seat"] == 1 and joined["version"] == game["version"] + 1
+            assert api.game(game["id"], joined["token"]).body["seat"] == 1
+    finally:
+        proxy.close()
+
+
 def test_a_callers_retry_after_unreachable_reuses_the_key(server: str) -> None:
     proxy = Proxy(server)
     try:
