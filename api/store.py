@@ -387,7 +387,6 @@ class Store:
         return _commit_outcome(reply)
 
     def compact_log(self, game_id: str, chunks: int) -> bool:
-
         """Fold the oldest ``logcodec.CHUNK`` plain lines of the log into one chunk;
         ``chunks`` is the count the last commit reported. False when another process did
         it first (or the log changed shape): nothing is written then."""
