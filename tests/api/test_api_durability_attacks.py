@@ -153,8 +153,8 @@ def test_a_move_answered_503_yet_applied_still_hands_the_turn_to_the_bot(key_pre
     server = EmbeddedRedis(durable=False)  # no append-only file: every WAITAOF fails
     server.start()
     try:
-        common = {"redis_url": server.url, "key_prefix": key_prefix + ":nd", "test_seeds": True,
-                  "rate_limit_enabled": False}
+        common = {"redis_url": server.url, "queue_url": server.url,  # the queue here too (a cluster run names another)
+                  "key_prefix": key_prefix + ":nd", "test_seeds": True, "rate_limit_enabled": False}
         durable = create_app({**common, "durability": "waitaof"}).test_client()
         careless = create_app({**common, "durability": "off"}).test_client()
         t = Table(careless, {"preset": "finnish-2p", "seats": [{"name": "a"}, {"name": "b"}], "seed": 66})
