@@ -203,13 +203,22 @@ def if_match_version(current: int) -> int | None:
     return max(versions) if versions else -1
 
 
-def idempotency_key() -> str | None:
-    """The ``Idempotency-Key`` header, hashed into a safe Redis key part."""
+SECRET_KEY_CHARS = 16  # the least a key that is also a secret may hold (a join's: its retry gets the token)
+
+
+def idempotency_key(secret: bool = False) -> str | None:
+    """The ``Idempotency-Key`` header, hashed into a safe Redis key part. ``secret``: the key
+    replays an answer that holds a seat's token (a join takes no token: whoever sends the key
+    gets the answer), so a short, guessable key is refused."""
     value = request.environ.get("HTTP_IDEMPOTENCY_KEY")
     if value is None:
         return None
     if not _IDEM_RE.match(value):
         raise ApiError(400, "invalid_idempotency_key", "An Idempotency-Key is 1 to 255 visible ASCII characters.")
+    if secret and len(value) < SECRET_KEY_CHARS:
+        raise ApiError(400, "invalid_idempotency_key",
+                       f"A join's Idempotency-Key gives its retry the seat's token: send a random one of at least "
+                       f"{SECRET_KEY_CHARS} characters (a UUID).")
     return hashlib.sha256(value.encode()).hexdigest()[:IDEMPOTENCY_KEY_HEX]
 
 

@@ -62,7 +62,7 @@ def join_seat(game_id: str, seat: int) -> Response:
     check_game_id(game_id)
     body = json_body(_join)
     c = ctx()
-    result = service.join_seat(c.store, c.settings, game_id, seat, body["name"], idempotency_key())
+    result = service.join_seat(c.store, c.settings, game_id, seat, body["name"], idempotency_key(secret=True))
     return json_response(result, headers={"ETag": etag(result["version"])})
 
 

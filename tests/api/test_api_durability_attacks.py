@@ -261,6 +261,20 @@ def test_one_idempotency_key_sent_to_two_processes_at_once_applies_once(app: Any
     assert store.event_count(t.id) == events + 1
 
 
+JOIN_KEY = "join-0f3b9c2e-41d7-4a8e"  # random enough: a join's key is a secret
+
+
+def test_a_guessable_join_key_is_refused(client: FlaskClient, store: Store) -> None:
+    """A join's retry gets the seat's token with no token of its own: a short key ("1") that
+    another client could guess and send with the same name is refused, and nothing is joined."""
+    created = client.post("/games", json={"preset": "classic", "seats": [{"name": "a"}, None, None, None]})
+    assert created.status_code == 201, created.get_json()
+    gid = created.get_json()["id"]
+    r = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": "join-1"})
+    assert r.status_code == 400 and r.get_json()["code"] == "invalid_idempotency_key"
+    assert client.get(f"/games/{gid}").get_json()["status"] == "waiting"
+
+
 def test_a_join_whose_answer_was_lost_is_retried_with_its_idempotency_key(client: FlaskClient, store: Store) -> None:
     """A join's answer (the seat's only copy of its bearer token) is lost on the way back; the
     client retries with the same Idempotency-Key: it must get that answer again, not a
@@ -268,12 +282,12 @@ def test_a_join_whose_answer_was_lost_is_retried_with_its_idempotency_key(client
     created = client.post("/games", json={"preset": "classic", "seats": [{"name": "a"}, None, None, None]}).get_json()
     gid = created["id"]
     events = store.event_count(gid)
-    first = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": "join-1"})
+    first = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": JOIN_KEY})
     assert first.status_code == 200, first.get_json()
-    again = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": "join-1"})
+    again = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": JOIN_KEY})
     assert again.status_code == 200, again.get_json()
     assert again.get_json() == first.get_json() and again.headers["ETag"] == first.headers["ETag"]
     assert store.event_count(gid) == events + 1  # joined once
-    other = client.post(f"/games/{gid}/seats/1", json={"name": "cy"}, headers={"Idempotency-Key": "join-1"})
+    other = client.post(f"/games/{gid}/seats/1", json={"name": "cy"}, headers={"Idempotency-Key": JOIN_KEY})
     assert other.status_code == 422 and other.get_json()["code"] == "idempotency_key_reused"
     assert client.post(f"/games/{gid}/seats/1", json={"name": "cy"}).status_code == 409  # no key: taken
