@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -105,6 +106,17 @@ class Snapshot:
     last_id: str
     first: tuple[str, int] | None = None
     after: list[Event] = field(default_factory=list)
+
+
+RECORD_FIELDS = ("version", "meta", "state", "turn_at", "cid")  # a game's state hash, as read
+
+
+def record_of(fields: Sequence[Any]) -> Record | None:
+    """The :class:`Record` of an ``HMGET`` of :data:`RECORD_FIELDS` (None: no such game)."""
+    version, meta, state, turn_at, cid = fields
+    if version is None or meta is None:
+        return None
+    return Record(int(version), meta, state, int(turn_at) if turn_at is not None else None, cid)
 
 
 class NotDurable(Exception):
@@ -237,11 +249,7 @@ class Store:
 
     # -- reads ---------------------------------------------------------------------------
     def load(self, game_id: str) -> Record | None:
-        version, meta, state, turn_at, cid = self.execute("HMGET", self.keys.state(game_id), "version", "meta",
-                                                          "state", "turn_at", "cid")
-        if version is None or meta is None:
-            return None
-        return Record(int(version), meta, state, int(turn_at) if turn_at is not None else None, cid)
+        return record_of(self.execute("HMGET", self.keys.state(game_id), *RECORD_FIELDS))
 
     def server_time_ms(self, game_id: str) -> int:
         """The clock (TIME) of the Redis server that holds the game, the one its ``turn_at``

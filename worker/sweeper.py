@@ -18,7 +18,7 @@ from typing import Any
 from api.botqueue import ANY_VERSION, BotKeys, discard_awaiting, games_of
 from api.keys import Keys
 from api.service import game_from_record
-from api.store import Record
+from api.store import RECORD_FIELDS, record_of
 from worker.config import WorkerConfig
 from worker.recovery import ensure_job
 from worker.runner import bot_to_act
@@ -27,13 +27,6 @@ log = logging.getLogger("canasta.worker")
 
 BATCH = 500  # games of the awaiting set read per round trip
 SCAN_COUNT = 1000  # keys a SCAN step of the deep sweep looks at
-RECORD_FIELDS = ("version", "meta", "state", "cid")  # a game's record (cid: the cached parse is reused)
-
-
-def _record(version: Any, meta: Any, state: Any, cid: Any) -> Record | None:
-    if version is None or meta is None:
-        return None
-    return Record(int(version), meta, state, commit_id=cid)
 
 
 def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
@@ -60,7 +53,7 @@ def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
             if leased:
                 counts["leased"] += 1
                 continue
-            record = _record(*fields)
+            record = record_of(fields)
             game = game_from_record(g, record) if record is not None else None
             if bot_to_act(game) is None:
                 discard_awaiting(redis, cfg.prefix, g, game.version if game is not None else ANY_VERSION)
@@ -81,7 +74,7 @@ def deep_sweep(redis: Any, cfg: WorkerConfig) -> int:
     for key in games_redis.scan_iter(match=pattern, count=SCAN_COUNT):
         k = key.decode() if isinstance(key, bytes) else key
         game_id = k[k.index("{") + 1:k.index("}")]
-        record = _record(*games_redis.hmget(k, *RECORD_FIELDS))
+        record = record_of(games_redis.hmget(k, *RECORD_FIELDS))
         if record is None or record.meta.get("status") != "playing":
             continue
         game = game_from_record(game_id, record)
