@@ -230,7 +230,12 @@ class Store:
         :class:`NotDurable` when that is not confirmed. ``needed(reply)``: whether this reply
         needs the confirmation (default: always)."""
         assert self._confirm is not None
-        reply, *_, confirmed = self.execute_all(command, *self._confirm, scripts=scripts)
+        return self.confirmed(self.execute_all(command, *self._confirm, scripts=scripts), needed)
+
+    def confirmed(self, replies: list[Any], needed: Any = None) -> Any:
+        """The write's reply of ``replies`` (a write and then :attr:`confirmation`, sent in one
+        round trip), or :class:`NotDurable` when the confirmation does not hold (above)."""
+        reply, *_, confirmed = replies
         if isinstance(reply, Exception):
             raise reply
         if needed is not None and not needed(reply):
@@ -243,13 +248,19 @@ class Store:
                              f"(local {local}, replicas {replicas} of {self.replicas})", reply)
         return reply
 
-    def _durable_script(self, script: Script, keys: list[str], args: list[Any]) -> Any:
-        """:meth:`_script` with the durability confirmation."""
-        return self._durably(script.command(keys, args), scripts=(script,))
+    @property
+    def confirmation(self) -> tuple[Command, ...]:
+        """The commands that follow each write in its round trip to confirm it on disk (none
+        with ``fsync`` on one server, or ``off``: :func:`_confirmation`)."""
+        return self._confirm or ()
 
     # -- reads ---------------------------------------------------------------------------
     def load(self, game_id: str) -> Record | None:
-        return record_of(self.execute("HMGET", self.keys.state(game_id), *RECORD_FIELDS))
+        return record_of(self.execute(*self.load_command(game_id)))
+
+    def load_command(self, game_id: str) -> Command:
+        """The read of a game's record (:func:`record_of` reads its reply)."""
+        return ("HMGET", self.keys.state(game_id), *RECORD_FIELDS)
 
     def server_time_ms(self, game_id: str) -> int:
         """The clock (TIME) of the Redis server that holds the game, the one its ``turn_at``
@@ -362,6 +373,31 @@ class Store:
         ``events_keep``: trim the event stream to about that many entries (0: keep all).
         ``turn_clock``: the seat to act starts (or restarts) waiting now (``turn_at``).
         """
+        commands = self.commit_commands(
+            game_id, expected_version, meta=meta, state=state, event=event, log_lines=log_lines, ttl=ttl, idem=idem,
+            events_keep=events_keep, turn_clock=turn_clock, expected_commit_id=expected_commit_id)
+        if self.durability == "fsync":
+            self.check_fsync()
+        return self.commit_outcome(self.execute_all(*commands, scripts=(COMMIT,)))
+
+    def commit_commands(
+        self,
+        game_id: str,
+        expected_version: int,
+        *,
+        meta: dict[str, Any] | None,
+        state: bytes | None,
+        event: dict[str, bytes],
+        log_lines: list[bytes],
+        ttl: int,
+        idem: tuple[int, str, bytes, int] | None = None,
+        events_keep: int = 0,
+        turn_clock: bool = False,
+        expected_commit_id: bytes | None = None,
+    ) -> tuple[Command, ...]:
+        """The round trip of :meth:`commit`: the compare-and-set script's call, then the
+        durability confirmation (:attr:`confirmation`). :meth:`commit_outcome` reads the
+        replies; both are shared with the event loop's move route (``api.loop_routes``)."""
         k = self.keys
         keys = [k.state(game_id), k.events(game_id), k.log(game_id)]
         record, idem_ttl = b"", 0
@@ -384,15 +420,26 @@ class Store:
         for name, value in event.items():
             args += [name, value]
         args += log_lines
-        if self.durability == "fsync":
-            self.check_fsync()
+        return (COMMIT.command(keys, args), *self.confirmation)
+
+    def commit_outcome(self, replies: list[Any]) -> Commit:
+        """The :class:`Commit` of :meth:`commit_commands`' replies; :class:`NotDurable` when the
+        change is not confirmed on disk (``e.commit``: its outcome when it was made), and the
+        script's error reply raised as it came."""
+        if not self.confirmation:
+            return _commit_outcome(raise_first_error(replies[:1])[0])
         try:
-            reply = (self._script if self._confirm is None else self._durable_script)(COMMIT, keys, args)
+            reply = self.confirmed(replies)
         except NotDurable as e:
             if e.reply is not None:
                 e.commit = _commit_outcome(e.reply)  # made, unconfirmed: the caller may act on it
             raise
         return _commit_outcome(reply)
+
+    def fsync_known(self) -> bool:
+        """Whether the last check that the server fsyncs before it replies still holds
+        (``fsync`` mode; :meth:`check_fsync` asks again when it does not)."""
+        return time.monotonic() < self._fsync_ok_until
 
     def compact_log(self, game_id: str, chunks: int) -> bool:
         """Fold the oldest ``logcodec.CHUNK`` plain lines of the log into one chunk;
@@ -413,17 +460,21 @@ class Store:
         cluster the counters of each slot are counted by one script call on their node (one
         slot for every counter would make one node count every request), on one server all
         of them in one call."""
-        if not counters:
-            return 0
+        wait = 0
+        for command in self.rate_limit_commands(counters, window_s):
+            (reply,) = raise_first_error(self.execute_all(command, scripts=(RATE_LIMIT,)))
+            wait = max(wait, int(reply))
+        return wait
+
+    def rate_limit_commands(self, counters: list[tuple[str, str, int]], window_s: int) -> list[Command]:
+        """The script calls of :meth:`rate_limit`, one per hash slot on a cluster (each goes to
+        its own node; every reply is the ms to wait, 0 within the limits)."""
         groups: dict[int, list[tuple[str, int]]] = {}
         for kind, ident, limit in counters:
             key = self.keys.rate(kind, ident, window_s)
             groups.setdefault(key_slot(key.encode()) if self.cluster else 0, []).append((key, limit))
-        wait = 0
-        for group in groups.values():
-            reply = self._script(RATE_LIMIT, [k for k, _ in group], [window_s * 1000, *(lim for _, lim in group)])
-            wait = max(wait, int(reply))
-        return wait
+        return [RATE_LIMIT.command([k for k, _ in group], [window_s * 1000, *(lim for _, lim in group)])
+                for group in groups.values()]
 
     # -- maintenance (tests, benchmarks) ------------------------------------------------
     def delete_all(self) -> int:
