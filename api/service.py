@@ -366,44 +366,76 @@ def commit_change(store: Store, settings: Settings, game_id: str, before: Game |
     """The one way a game changes: one compare-and-set against ``before``'s version
     (``None``: the game is created), which writes the state, the meta, the event, the log
     lines and the idempotency record together and is durable when it returns
-    (:meth:`api.store.Store.commit`, :mod:`api.durability`). Then, for ``ok``: the
-    committed game is remembered for the next request (:data:`CACHE`), the bot queue is
+    (:meth:`api.store.Store.commit`, :mod:`api.durability`). Then, for ``ok``, :func:`settle`:
+    the committed game is remembered for the next request (:data:`CACHE`), the bot queue is
     told when a bot is to act (not after the bot run's own moves, ``by_bot_run``: it plays
-    on), and old log lines are folded. ``stale`` and ``replay`` wrote nothing."""
+    on), and old log lines are folded. ``stale`` and ``replay`` wrote nothing.
+
+    The event loop's move route (``api.loop_routes``) makes the same round trip with
+    :func:`commit_args` and the same steps after it (:func:`not_durable`, :func:`settle`)."""
+    try:
+        result = store.commit(**commit_args(settings, game_id, before, change))
+    except NotDurable as e:
+        not_durable(store, game_id, change, e, by_bot_run=by_bot_run)
+        raise
+    if result.outcome == "ok":
+        remember(game_id, change, result)
+        settle(store, game_id, change, result, by_bot_run=by_bot_run)
+    return result
+
+
+def commit_args(settings: Settings, game_id: str, before: Game | None, change: Change) -> dict[str, Any]:
+    """The keyword arguments of :meth:`api.store.Store.commit` (and ``commit_commands``) for
+    ``change`` against ``before``: only what changed is written."""
     state_changed = before is None or change.state is not before.state
     meta_changed = before is None or change.meta is not before.meta
-    try:
-        result = store.commit(
-            game_id, before.version if before is not None else NEW_GAME,
-            meta=change.meta if meta_changed else None,
-            state=_state_blob(change.state) if state_changed else None,
-            event=_event_fields(_envelope(change.kind, change.meta, change.state), change.data),
-            log_lines=change.log_lines, ttl=_ttl(settings, change.meta), idem=change.idem,
-            events_keep=settings.events_keep, turn_clock=change.turn_clock,
-            expected_commit_id=before.commit_id if before is not None else None,
-        )
-    except NotDurable as e:
-        # made but not confirmed (answered 503): it stands unless the server loses it, so a
-        # bot to act after it is told now (a retry only replays; the client may not retry)
-        if e.commit is not None and e.commit.outcome == "ok" and not by_bot_run:
-            _notify_bots(store, game_id, change, e.commit.version)
-        raise
-    if result.outcome != "ok":
-        return result
+    return {
+        "game_id": game_id, "expected_version": before.version if before is not None else NEW_GAME,
+        "meta": change.meta if meta_changed else None,
+        "state": _state_blob(change.state) if state_changed else None,
+        "event": _event_fields(_envelope(change.kind, change.meta, change.state), change.data),
+        "log_lines": change.log_lines, "ttl": _ttl(settings, change.meta), "idem": change.idem,
+        "events_keep": settings.events_keep, "turn_clock": change.turn_clock,
+        "expected_commit_id": before.commit_id if before is not None else None,
+    }
+
+
+def not_durable(store: Store, game_id: str, change: Change, error: NotDurable, *, by_bot_run: bool = False) -> None:
+    """A change made but not confirmed on disk (answered 503) stands unless the server loses
+    it, so a bot to act after it is told now (a retry only replays; the client may not retry)."""
+    if error.commit is not None and error.commit.outcome == "ok" and not by_bot_run:
+        _notify_bots(store, game_id, change, error.commit.version)
+
+
+def remember(game_id: str, change: Change, result: Commit) -> None:
+    """Keep the game as ``change`` made it (an ``ok`` commit) for this process's next request."""
     CACHE.put(game_id, result.version, change.meta, change.state, result.event_id.encode())
+
+
+def must_settle(change: Change, result: Commit, *, by_bot_run: bool = False) -> bool:
+    """Whether :func:`settle` has anything to do (it talks to Redis only then)."""
+    return (not by_bot_run and _bot_to_act(change)) or result.log_plain >= logcodec.CHUNK
+
+
+def settle(store: Store, game_id: str, change: Change, result: Commit, *, by_bot_run: bool = False) -> None:
+    """After an ``ok`` commit: tell the bot queue when a bot is to act (not after a bot run's
+    own moves), and fold old log lines."""
     if not by_bot_run:
         _notify_bots(store, game_id, change, result.version)
     if result.log_plain >= logcodec.CHUNK:
         _compact_log(store, game_id, result.log_chunks)
-    return result
+
+
+def _bot_to_act(change: Change) -> bool:
+    state = change.state
+    if state is None or state.to_act < 0 or change.meta["status"] != "playing":
+        return False
+    return bool(change.meta["seats"][state.to_act].get("bot"))
 
 
 def _notify_bots(store: Store, game_id: str, change: Change, version: int) -> None:
     """If a bot seat is to act, hand the turn to the bot worker (:mod:`api.botqueue`)."""
-    state = change.state
-    if state is None or state.to_act < 0 or change.meta["status"] != "playing":
-        return
-    if not change.meta["seats"][state.to_act].get("bot"):
+    if not _bot_to_act(change):
         return
     try:
         botqueue.notify(store.queue, botqueue.config_for(store.keys.prefix), game_id, version)
@@ -752,31 +784,68 @@ def apply_move(store: Store, settings: Settings, move: MoveRequest, *, game: Gam
     """
     if game is None or game.id != move.game_id:
         game = load_game(store, move.game_id)
-    fingerprint = _fingerprint(move.action) if move.idempotency_key is not None else ""  # only keys need it
+    fingerprint = move_fingerprint(move)
     if move.idempotency_key is not None and not move.dry_run:
         # before any check of the game as it is now: a move applied is answered as it was,
         # whatever changed since (the seat handed to a bot, the game over, a newer version)
         record = store.get_idempotency(move.game_id, move.seat, move.idempotency_key, settings.idempotency_seconds)
         if record is not None:
             return _replay(record, fingerprint)
-    if not move.by_bot_run and 0 <= move.seat < game.players and game.is_bot(move.seat):
-        raise NotAllowed("seat_is_bot", f"Seat {move.seat} is played by a bot.")
-    before = _state_to_move(game, move)
-    after = _judge(before, move)
+    after = judge_move(game, move)
     if move.dry_run:
         return MoveResult(dry_run_answer(game, move.seat, move.action, after), game.version, dry_run=True)
-    change = _move_change(game, move, before, after)
+    prepared = prepare_move(settings, game, move, after, fingerprint)
+    result = commit_change(store, settings, game.id, game, prepared.change, by_bot_run=move.by_bot_run)
+    return move_result(prepared, result)
+
+
+@dataclass(frozen=True)
+class PreparedMove:
+    """A move judged legal, ready for its compare-and-set: the change, the game it makes
+    and the mover's answer (stored with an Idempotency-Key)."""
+
+    game: Game  # as judged: the compare-and-set expects its version and commit
+    change: Change
+    updated: Game
+    body: dict[str, Any]
+    fingerprint: str
+
+
+def move_fingerprint(move: MoveRequest) -> str:
+    """What an Idempotency-Key's stored answer is checked against ("" without a key)."""
+    return _fingerprint(move.action) if move.idempotency_key is not None else ""
+
+
+def judge_move(game: Game, move: MoveRequest) -> engine.State:
+    """The state after ``move`` in ``game``, or the refusal: a bot's seat, the game not
+    being played at the version the mover saw, not the mover's turn, an illegal move."""
+    if not move.by_bot_run and 0 <= move.seat < game.players and game.is_bot(move.seat):
+        raise NotAllowed("seat_is_bot", f"Seat {move.seat} is played by a bot.")
+    return _judge(_state_to_move(game, move), move)
+
+
+def prepare_move(settings: Settings, game: Game, move: MoveRequest, after: engine.State,
+                 fingerprint: str) -> PreparedMove:
+    """What the commit of a judged move (``after``: :func:`judge_move`) writes, and its answer."""
+    assert game.state is not None  # judge_move checked it
+    change = _move_change(game, move, game.state, after)
     updated = change.game(game.id, game.version + 1)
     body = game_view(updated, move.seat) if move.answer_view or move.idempotency_key is not None else {}
     if move.idempotency_key is not None:
         record = orjson.dumps({"fingerprint": fingerprint, "version": updated.version, "body": body})
         change = replace(change, idem=(move.seat, move.idempotency_key, record, settings.idempotency_seconds))
-    result = commit_change(store, settings, game.id, game, change, by_bot_run=move.by_bot_run)
+    return PreparedMove(game, change, updated, body, fingerprint)
+
+
+def move_result(prepared: PreparedMove, result: Commit) -> MoveResult:
+    """The answer to a prepared move's compare-and-set: the stored answer of its key
+    (``replay``), a stale version, or the mover's new view."""
     if result.outcome == "replay":
-        return _replay(result.record, fingerprint)
+        return _replay(result.record, prepared.fingerprint)
     if result.outcome == "stale":
-        raise StaleVersion(result.version, game.version)
-    return MoveResult(body, result.version, game=replace(updated, commit_id=result.event_id.encode()))
+        raise StaleVersion(result.version, prepared.game.version)
+    return MoveResult(prepared.body, result.version,
+                      game=replace(prepared.updated, commit_id=result.event_id.encode()))
 
 
 def _fingerprint(action: dict[str, Any]) -> str:
