@@ -15,7 +15,7 @@ from api.config import Settings
 def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     """Build the WSGI app. ``config``: a :class:`Settings` or overrides of its fields."""
     from api import errors, middleware
-    from api.errors import ApiError, problem_response
+    from api.errors import ApiError, not_durable_problem, problem_response
     from api.http import Ctx
     from api.routes import events, games, meta, replays, web
     from api.store import NotDurable, Store, connect
@@ -42,9 +42,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     @app.errorhandler(NotDurable)
     def _not_durable(exc: NotDurable) -> Any:
         logging.getLogger("canasta.api").error("a change was not confirmed durable: %s", exc)
-        return problem_response(ApiError(
-            503, "not_durable", "The game store did not confirm the change on its disk: it may or may not "
-            "have been applied. Retry with the same Idempotency-Key.", headers={"Retry-After": "1"}))
+        return problem_response(not_durable_problem())
 
     from api.durability import warn_once
 

@@ -121,6 +121,12 @@ def service_problem(err: ServiceError) -> ApiError:
     return ApiError(problem.status, err.code, err.detail, title=problem.title, headers=headers, **err.facts)
 
 
+def not_durable_problem() -> ApiError:
+    """The answer to a change the store did not confirm on its disk (:class:`api.store.NotDurable`)."""
+    return ApiError(503, "not_durable", "The game store did not confirm the change on its disk: it may or may not "
+                    "have been applied. Retry with the same Idempotency-Key.", headers={"Retry-After": "1"})
+
+
 def problem_response(err: ApiError) -> Response:
     resp = Response(orjson.dumps(err.to_dict()), status=err.status, mimetype=PROBLEM_JSON)
     for name, value in err.headers.items():

@@ -117,7 +117,11 @@ def json_body(schema: Schema, memo: LoadedBodies | None = None) -> dict[str, Any
         mimetype = request.mimetype or ""
         if mimetype != JSON and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
             raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
-    raw = raw_body()
+    return load_body(raw_body(), schema, memo)
+
+
+def load_body(raw: bytes, schema: Schema, memo: LoadedBodies | None = None) -> dict[str, Any]:
+    """``raw`` JSON loaded by ``schema``: 400 ``invalid_json``, or the schema's ValidationError."""
     if memo is not None:
         hit = memo.get(raw)
         if hit is not None:
@@ -160,19 +164,29 @@ def raw_body() -> bytes:
 
 def bearer_token(*, query: bool = False) -> str | None:
     """The ``Authorization: Bearer`` token (or ``?access_token=`` where allowed)."""
-    header = request.environ.get("HTTP_AUTHORIZATION")
-    token: str | None = None
-    if header is not None:
-        scheme, _, value = header.strip().partition(" ")
-        if scheme.lower() != "bearer" or not value.strip():
-            raise ApiError(401, "invalid_token", "Use Authorization: Bearer <token>.",
-                           headers={"WWW-Authenticate": 'Bearer error="invalid_request"'})
-        token = value.strip()
+    token = bearer_of(request.environ.get("HTTP_AUTHORIZATION"), check=False)
     if query and request.environ.get("QUERY_STRING") and "access_token" in request.args:
         if token is not None:  # RFC 6750 2: one method per request
             raise ApiError(400, "invalid_parameter",
                            "Send the token once: in Authorization or in access_token, not both.")
         token = request.args["access_token"]
+    return checked_token(token)
+
+
+def bearer_of(header: str | None, *, check: bool = True) -> str | None:
+    """The token of an ``Authorization`` header (None: no header); 401 for another scheme
+    or, with ``check``, a token that cannot be one of ours (:func:`checked_token`)."""
+    if header is None:
+        return None
+    scheme, _, value = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise ApiError(401, "invalid_token", "Use Authorization: Bearer <token>.",
+                       headers={"WWW-Authenticate": 'Bearer error="invalid_request"'})
+    return checked_token(value.strip()) if check else value.strip()
+
+
+def checked_token(token: str | None) -> str | None:
+    """``token``, unless it cannot be a seat's (401 ``invalid_token``)."""
     if token is not None and not TOKEN_RE.match(token):
         raise ApiError(401, "invalid_token", "The token does not belong to a seat of this game.",
                        headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
@@ -207,10 +221,14 @@ SECRET_KEY_CHARS = 16  # the least a key that is also a secret may hold (a join'
 
 
 def idempotency_key(secret: bool = False) -> str | None:
-    """The ``Idempotency-Key`` header, hashed into a safe Redis key part. ``secret``: the key
-    replays an answer that holds a seat's token (a join takes no token: whoever sends the key
-    gets the answer), so a short, guessable key is refused."""
-    value = request.environ.get("HTTP_IDEMPOTENCY_KEY")
+    """The ``Idempotency-Key`` header, hashed into a safe Redis key part (:func:`idempotency_key_of`)."""
+    return idempotency_key_of(request.environ.get("HTTP_IDEMPOTENCY_KEY"), secret=secret)
+
+
+def idempotency_key_of(value: str | None, *, secret: bool = False) -> str | None:
+    """An ``Idempotency-Key`` header's value hashed into a safe Redis key part (None: no key).
+    ``secret``: the key replays an answer that holds a seat's token (a join takes no token:
+    whoever sends the key gets the answer), so a short, guessable key is refused."""
     if value is None:
         return None
     if not _IDEM_RE.match(value):

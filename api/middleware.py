@@ -7,10 +7,11 @@ import logging
 import math
 
 from flask import Flask, Response, request
+from werkzeug.http import parse_list_header
 
 from api.config import Settings
 from api.errors import ApiError, problem_response
-from api.http import ctx
+from api.http import FailureCount, ctx
 
 log = logging.getLogger("canasta.api")
 
@@ -33,8 +34,70 @@ TOKEN_IDENT_HEX = 32  # hex digits of a token's hash that name its rate-limit co
 NAMES_SHOWN, NAME_SHOWN = 5, 40  # unknown query parameters named in the error, and their length
 
 
+# the WSGI environ key under which the event loop (api.loop_routes) hands Flask a request it
+# has counted already: the ms to wait (0: within the limits). No header can set it (those
+# are HTTP_*), and Flask then answers the limit without counting the request twice.
+COUNTED = "canasta.rate_limit_wait_ms"
+
+
 def _origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
     return bool(origin) and ("*" in allowed or origin in allowed)
+
+
+def limiter_on(settings: Settings) -> bool:
+    """Whether requests are counted at all (any limit set and the limiter enabled)."""
+    return settings.rate_limit_enabled and (settings.rate_limit_per_address > 0 or settings.rate_limit_per_token > 0
+                                            or settings.rate_limit_hints_per_token > 0)
+
+
+def rate_counters(settings: Settings, address: str | None, authorization: str | None,
+                  endpoint: str | None) -> list[tuple[str, str, int]]:
+    """The counters one request counts on: (kind, identity, limit) for its client address and,
+    with a bearer token, the token (and hints' own)."""
+    s = settings
+    counters: list[tuple[str, str, int]] = []
+    if s.rate_limit_per_address > 0:
+        counters.append(("addr", address or "unknown", s.rate_limit_per_address))
+    header = authorization or ""
+    token = header[len(BEARER):].strip()
+    if header[:len(BEARER)].lower() == BEARER and token:
+        hints = s.rate_limit_hints_per_token if endpoint == "games.get_hint" else 0
+        if s.rate_limit_per_token > 0 or hints > 0:
+            ident = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:TOKEN_IDENT_HEX]
+            if s.rate_limit_per_token > 0:
+                counters.append(("tok", ident, s.rate_limit_per_token))
+            if hints > 0:  # hints may run a search: their own, lower limit
+                counters.append(("hint", ident, hints))
+    return counters
+
+
+def limiter_failed(failures: FailureCount) -> None:
+    """A limiter that cannot count lets the request through: logged, and counted for /healthz."""
+    count = failures.add()
+    log.warning("rate limiter failed (%d failures in this process; GET /healthz shows them); the request "
+                "goes through uncounted", count, exc_info=True)
+
+
+def forwarded_address(header: str | None) -> str | None:
+    """The client address a trusted proxy names (``CANASTA_TRUST_PROXY``): the last
+    ``X-Forwarded-For`` entry, as Werkzeug's ``ProxyFix(x_for=1)`` reads it (None: none)."""
+    if not header:
+        return None
+    values = parse_list_header(header)
+    return (values[-1] or None) if values else None
+
+
+def cors_headers(allowed: tuple[str, ...], origin: str | None) -> list[tuple[str, str]]:
+    """The CORS headers of an answer to ``origin`` (none when it is not allowed)."""
+    if not _origin_allowed(origin, allowed):
+        return []
+    return [("Access-Control-Allow-Origin", "*" if "*" in allowed else str(origin)),
+            ("Access-Control-Expose-Headers", EXPOSE_HEADERS)]
+
+
+def vary_origin(allowed: tuple[str, ...], origin: str | None) -> bool:
+    """Whether an answer to ``origin`` varies by it (an allowed origin, named rather than ``*``)."""
+    return _origin_allowed(origin, allowed) and "*" not in allowed
 
 
 def _rate_limit() -> Response | None:
@@ -42,26 +105,14 @@ def _rate_limit() -> Response | None:
     s = c.settings
     if request.method == "OPTIONS" or request.endpoint in _EXEMPT:
         return None
-    counters: list[tuple[str, str, int]] = []
-    if s.rate_limit_per_address > 0:
-        counters.append(("addr", request.remote_addr or "unknown", s.rate_limit_per_address))
-    header = request.headers.get("Authorization", "")
-    token = header[len(BEARER):].strip()
-    if header[:len(BEARER)].lower() == BEARER and token:
-        hints = s.rate_limit_hints_per_token if request.endpoint == "games.get_hint" else 0
-        if s.rate_limit_per_token > 0 or hints > 0:
-            ident = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:TOKEN_IDENT_HEX]
-            if s.rate_limit_per_token > 0:
-                counters.append(("tok", ident, s.rate_limit_per_token))
-            if hints > 0:  # hints may run a search: their own, lower limit
-                counters.append(("hint", ident, hints))
-    try:
-        wait_ms = c.store.rate_limit(counters, s.rate_limit_window)
-    except Exception:  # noqa: BLE001 - a limiter that cannot count lets requests through: logged, counted
-        failures = c.rate_limiter_failures.add()
-        log.warning("rate limiter failed (%d failures in this process; GET /healthz shows them); the request "
-                    "goes through uncounted", failures, exc_info=True)
-        return None
+    wait_ms = request.environ.get(COUNTED)
+    if wait_ms is None:
+        counters = rate_counters(s, request.remote_addr, request.headers.get("Authorization"), request.endpoint)
+        try:
+            wait_ms = c.store.rate_limit(counters, s.rate_limit_window)
+        except Exception:  # noqa: BLE001 - a limiter that cannot count lets requests through: logged, counted
+            limiter_failed(c.rate_limiter_failures)
+            return None
     if wait_ms <= 0:
         return None
     retry = max(1, math.ceil(wait_ms / 1000))
@@ -98,8 +149,7 @@ def register(app: Flask) -> None:
     """Install the hooks this app's settings need, and only those: every request pays for
     each hook, and most deployments run without a limiter or without CORS."""
     settings: Settings = app.extensions["canasta"].settings
-    limited = settings.rate_limit_enabled and (settings.rate_limit_per_address > 0 or settings.rate_limit_per_token > 0
-                                               or settings.rate_limit_hints_per_token > 0)
+    limited = limiter_on(settings)
 
     @app.before_request
     def _before() -> Response | None:
@@ -119,9 +169,8 @@ def register(app: Flask) -> None:
     def _cors(resp: Response) -> Response:
         allowed = settings.cors_origins
         origin = request.environ.get("HTTP_ORIGIN")
-        if _origin_allowed(origin, allowed):
-            resp.headers["Access-Control-Allow-Origin"] = "*" if "*" in allowed else origin
-            resp.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
-            if "*" not in allowed:
-                resp.vary.add("Origin")
+        for name, value in cors_headers(allowed, origin):
+            resp.headers[name] = value
+        if vary_origin(allowed, origin):
+            resp.vary.add("Origin")
         return resp

@@ -31,8 +31,8 @@ bp = Blueprint("games", __name__)
 _create = CreateGameSchema()
 _join = JoinSchema()
 _bot = BotSchema()
-_move = MoveSchema()
-_moves_loaded = LoadedBodies()  # move bodies repeat: each distinct one is validated once
+move_schema = MoveSchema()
+move_bodies = LoadedBodies()  # move bodies repeat: each distinct one is validated once (here and on the loop)
 
 
 @bp.post("/games")
@@ -124,7 +124,7 @@ def _post_move(game_id: str, token: str, cached: service.Game | None) -> Respons
     seat = service.authenticate(game, token)
     assert seat is not None
     dry_run = bool_arg("dry_run")
-    body = json_body(_move, _moves_loaded)
+    body = json_body(move_schema, move_bodies)
     expected = if_match_version(game.version)
     move = service.MoveRequest(game_id, seat, body["action"], expected, idempotency_key(), dry_run)
     result = service.apply_move(c.store, c.settings, move, game=game)
