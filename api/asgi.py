@@ -1,13 +1,17 @@
 """The API as one ASGI app (granian ``--interface asgi``, ``api.asgi:create_asgi_app``):
-the Flask app for every request, run in a small pool of threads, and the event hub
-(``api/hub.py``) on the event loop for the waiting part of ``GET /games/{id}/events``.
+moves and reads of a game answered on the event loop where they can be
+(:mod:`api.loop_routes`), the Flask app for every other request, run in a small pool of
+threads, and the event hub (``api/hub.py``) on the event loop for the waiting part of
+``GET /games/{id}/events``.
 
 A request is read in full on the loop (at most the body limit plus one byte: Flask answers
-413 for more), run through Flask in a thread, and its answer written by the loop: one
-hand-off per request. When the events route leaves a :class:`api.hub.Handoff` in the scope
-(an SSE stream, or a long-poll with nothing to answer yet) the loop goes on from there:
-the stream's head is sent and the listener waits on the hub, with heartbeats, until the
-stream's time is up, the game is over, the client goes away or the server stops.
+413 for more). A move or a read of a game is answered on the loop unless the loop routes hand
+it over (:class:`api.loop_routes.ToFlask`); any other request is run through Flask in a
+thread, and its answer written by the loop: one hand-off per request. When the events route
+leaves a :class:`api.hub.Handoff` in the scope (an SSE stream, or a long-poll with nothing to
+answer yet) the loop goes on from there: the stream's head is sent and the listener waits on
+the hub, with heartbeats, until the stream's time is up, the game is over, the client goes
+away or the server stops.
 
 Stopping (SIGINT, SIGTERM): granian's own handler is kept, and before it runs the hub ends
 every listener, so that no open stream holds the worker up.
@@ -30,6 +34,8 @@ from flask import Flask
 
 from api.config import Settings
 from api.hub import EventHub, Handoff, Listener, connect, sse_message
+from api.loop_routes import LoopRoutes, ToFlask
+from api.middleware import COUNTED
 from api.routes.events import HANDOFF_KEY
 
 log = logging.getLogger("canasta.asgi")
@@ -55,6 +61,7 @@ class App:
         self.settings = settings
         self.body_limit = settings.max_body_bytes
         self.executor = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="flask")
+        self.loop_routes = LoopRoutes.of(flask_app, self.executor)
         self._hub: EventHub | None = None
         self.stopping = False
 
@@ -72,6 +79,8 @@ class App:
         if kind == "http":
             if scope["method"] == "GET" and scope["path"].endswith(EVENTS_SUFFIX):
                 await self._events(scope, receive, send)
+            elif self.loop_routes is not None and self.loop_routes.wants(scope):
+                await self._on_loop(scope, receive, send, self.loop_routes)
             else:
                 await self._flask(scope, receive, send)
         elif kind == "lifespan":
@@ -86,9 +95,28 @@ class App:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    async def _run(self, scope: Scope, receive: Receive) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        body = await self._read_body(scope, receive)
+    # -- a move, a read of a game: on the loop where it can be (api.loop_routes) -------------
+    async def _on_loop(self, scope: Scope, receive: Receive, send: Send, routes: LoopRoutes) -> None:
+        try:
+            body = await self._read_body(scope, receive)
+        except Disconnected:
+            return
+        try:
+            status, headers, out = await routes.answer(scope, body)
+        except ToFlask as handover:
+            extra = {COUNTED: handover.counted} if handover.counted is not None else None
+            status, headers, out = await self._run(scope, receive, body, extra)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": out})
+
+    async def _run(self, scope: Scope, receive: Receive, body: bytes | None = None,
+                   extra: dict[str, Any] | None = None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """Flask's answer, in a thread (``body``: read already; ``extra``: environ entries)."""
+        if body is None:
+            body = await self._read_body(scope, receive)
         environ = cast(dict[str, Any], build_environ(scope, io.BytesIO(body)))  # type: ignore[arg-type]
+        if extra:
+            environ.update(extra)
         if environ.pop("HTTP_TRANSFER_ENCODING", None) is not None:
             # read whole (or the limit + 1 bytes): Flask sees its length, and refuses more
             # than the limit with 413 (Werkzeug would cut an undeclared body at the limit)
@@ -237,6 +265,8 @@ class App:
             elif message["type"] == "lifespan.shutdown":
                 if self._hub is not None:
                     await self._hub.close()
+                if self.loop_routes is not None and self.loop_routes.redis is not None:
+                    self.loop_routes.redis.close()
                 self.executor.shutdown(wait=False, cancel_futures=True)
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -122,6 +122,9 @@ class Settings:
     # in one API process (0: no limit); beyond, 429 too_many_streams
     max_streams_per_token: int = 8
     max_streams_per_address: int = 1000
+    # moves and game reads answered on the event loop, where they can be (api.loop_routes);
+    # off: every request goes through Flask's threads
+    loop_routes: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
