@@ -97,15 +97,20 @@ class App:
 
     # -- a move, a read of a game: on the loop where it can be (api.loop_routes) -------------
     async def _on_loop(self, scope: Scope, receive: Receive, send: Send, routes: LoopRoutes) -> None:
+        body: bytes | None = None  # a read takes no body (one that has one is Flask's: ToFlask)
+        if scope["method"] == "POST":
+            try:
+                body = await self._read_body(scope, receive)
+            except Disconnected:
+                return
         try:
-            body = await self._read_body(scope, receive)
-        except Disconnected:
-            return
-        try:
-            status, headers, out = await routes.answer(scope, body)
+            status, headers, out = await routes.answer(scope, body or b"")
         except ToFlask as handover:
             extra = {COUNTED: handover.counted} if handover.counted is not None else None
-            status, headers, out = await self._run(scope, receive, body, extra)
+            try:
+                status, headers, out = await self._run(scope, receive, body, extra)
+            except Disconnected:
+                return
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": out})
 

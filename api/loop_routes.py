@@ -155,8 +155,8 @@ class LoopRoutes:
                 raise ToFlask
             return await self._move(scope, headers, m.group(1), body)
         m = GAME_PATH.match(scope["path"])
-        if m is None:
-            raise ToFlask
+        if m is None or "CONTENT_LENGTH" in headers or "HTTP_TRANSFER_ENCODING" in headers:
+            raise ToFlask  # a read with a body: Flask reads it, and answers as it does
         return await self._read(scope, headers, m.group(1))
 
     # -- POST /games/{id}/moves ------------------------------------------------------------

@@ -81,17 +81,22 @@ def address_of(pool: Any, host: str | None = None, port: int | None = None) -> A
 class _Waiter:
     future: asyncio.Future[list[Any]]
     count: int
+    deadline: float  # the loop's time by which every reply must be in
     replies: list[Any] = field(default_factory=list)
 
 
 class Connection(asyncio.Protocol):
-    """One connection: commands written as they come, replies handed out in order."""
+    """One connection: commands written as they come, replies handed out in order. Replies
+    later than ``timeout`` close it: replies come in order, so one timer for the oldest
+    request in flight watches them all."""
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
         self.transport: asyncio.Transport | None = None
         self.reader = hiredis.Reader(replyError=redis.ResponseError)
         self.waiting: collections.deque[_Waiter] = collections.deque()
         self.lost = False
+        self._watch: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -111,25 +116,50 @@ class Connection(asyncio.Protocol):
             self.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(Unanswered(f"the connection to Redis was lost: {exc}"))
+
+    def _fail(self, error: Unanswered) -> None:
         self.lost = True
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         while self.waiting:
             future = self.waiting.popleft().future
             if not future.done():
-                future.set_exception(Unanswered(f"the connection to Redis was lost: {exc}"))
+                future.set_exception(error)
 
     def send(self, commands: tuple[Command, ...] | list[Command]) -> asyncio.Future[list[Any]]:
-        """Write ``commands``; the future of their replies."""
+        """Write ``commands``; the future of their replies (:class:`Unanswered` when they are
+        not all in within ``timeout``, or the connection is lost)."""
         if self.lost or self.transport is None or self.transport.is_closing():
             raise Unanswered("the connection to Redis is closed")
-        waiter = _Waiter(asyncio.get_running_loop().create_future(), len(commands))
+        loop = asyncio.get_running_loop()
+        waiter = _Waiter(loop.create_future(), len(commands), loop.time() + self.timeout)
         self.waiting.append(waiter)
         self.transport.write(b"".join(pack(c) for c in commands))
+        if self._watch is None:
+            self._watch = loop.call_at(waiter.deadline, self._check)
         return waiter.future
+
+    def _check(self) -> None:
+        """The oldest request in flight is late: close (its later replies would answer the
+        wrong requests); else look again at its deadline."""
+        self._watch = None
+        if not self.waiting:
+            return
+        loop = asyncio.get_running_loop()
+        oldest = self.waiting[0]
+        if loop.time() >= oldest.deadline:
+            if self.transport is not None:
+                self.transport.close()
+            self._fail(Unanswered(f"Redis did not answer within {self.timeout} s"))
+            return
+        self._watch = loop.call_at(oldest.deadline, self._check)
 
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
-        self.connection_lost(None)
+        self._fail(Unanswered("the connection to Redis was closed"))
 
 
 class AioRedis:
@@ -160,12 +190,7 @@ class AioRedis:
         """``commands`` (all of ``key``'s hash slot) in one round trip to its server; each
         reply in order (an error reply as a ``redis.ResponseError``), or :class:`Unanswered`."""
         connection = await self._connection(self._address(key))
-        future = connection.send(commands)
-        try:
-            return await asyncio.wait_for(future, self.timeout)
-        except TimeoutError:
-            connection.close()  # its next replies would answer the wrong requests
-            raise Unanswered(f"Redis did not answer within {self.timeout} s") from None
+        return await connection.send(commands)
 
     def _address(self, key: str) -> Address:
         if self.cluster is None:
@@ -200,10 +225,13 @@ class AioRedis:
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(CONNECT_SECONDS):
+                def made() -> Connection:
+                    return Connection(self.timeout)
+
                 if address.path is not None:
-                    _, connection = await loop.create_unix_connection(Connection, address.path)
+                    _, connection = await loop.create_unix_connection(made, address.path)
                 else:
-                    _, connection = await loop.create_connection(Connection, address.host, address.port)
+                    _, connection = await loop.create_connection(made, address.host, address.port)
                 hello: list[Command] = []
                 if address.password is not None:
                     hello.append(("AUTH", address.username, address.password) if address.username
