@@ -6,7 +6,8 @@
 -- ARGV[2] meta JSON ("" = unchanged)      ARGV[3] engine state JSON ("" = unchanged)
 -- ARGV[4] expiry of the game's keys, seconds
 -- ARGV[5] idempotency record ("" = none)  ARGV[6] its expiry, seconds
--- ARGV[7] wake-up channel (sharded pub/sub: SPUBLISH, the game's hash tag, Redis >= 7)
+-- ARGV[7] wake-up channel (sharded pub/sub: SPUBLISH, the game's hash tag, Redis >= 7): the
+--         new version, its event id and the event's field w (the version alone without one)
 -- ARGV[8] events kept: the stream is trimmed to about this many (0: all are kept)
 -- ARGV[9] "1": start the turn clock: field turn_at = this server's TIME in ms (the seat to
 --         act has been to act since then; every API process reads the same clock)
@@ -82,5 +83,18 @@ if idem and ARGV[5] ~= '' then
   redis.call('SET', idem, ARGV[5], 'EX', tonumber(ARGV[6]))
 end
 
-redis.call('SPUBLISH', ARGV[7], version)
+-- the wake-up carries the event ("<version> <event id> <field w>"): a listener at the version
+-- before takes it from the message; one further behind, or a reader of an older entry
+-- format, reads the stream
+local w
+for i = 12, 11 + 2 * n, 2 do
+  if ARGV[i] == 'w' then
+    w = ARGV[i + 1]
+  end
+end
+if w then
+  redis.call('SPUBLISH', ARGV[7], version .. ' ' .. id .. ' ' .. w)
+else
+  redis.call('SPUBLISH', ARGV[7], version)
+end
 return {'ok', version, id, length - chunks, chunks}

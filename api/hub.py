@@ -3,12 +3,16 @@ process is a :class:`Listener` on one asyncio loop, and ONE Redis reader fans ev
 to them (no thread, no Redis connection per listener).
 
 The wake-up is sharded pub/sub: ``commit.lua`` sends ``SPUBLISH <prefix>:{game}:wake
-<version>`` with every change, and the hub holds one ``SSUBSCRIBE`` per game that has a
-listener here. A wake-up (or a new listener) makes the hub read the game's stream once
-(``XRANGE`` after the oldest cursor among the game's listeners) and hand each listener the
-entries after its own cursor, rendered for its seat (once per seat, not per listener).
-The stream stays the truth: a wake-up only says "read again", so a lost one (a dropped
-connection) is made good by reading every game again once the reader is back.
+<version> <event id> <event>`` with every change (the stream entry it wrote, field ``w``),
+and the hub holds one ``SSUBSCRIBE`` per game that has a listener here. A listener at the
+version before gets the event from the message, rendered for its seat (once per seat, not
+per listener). Any other listener of the game (one further behind, a new one), and a
+wake-up without the event (an older process), make the hub read the game's stream
+(``XRANGE`` after the oldest cursor among the game's listeners, with the next batch) and
+hand each listener the entries after its own cursor. The stream stays the truth: a message
+only saves the read, and a lost one (a dropped connection) is made good by the next one's
+version, which no longer follows the listener's, or by reading every game again once the
+reader is back.
 
 Both commands address the game's hash tag, so on a Redis Cluster the subscription goes to
 the node that holds the game (:func:`connect` is the one place that builds the hub's client).
@@ -28,7 +32,7 @@ import orjson
 import redis.asyncio as aredis
 from redis.asyncio.cluster import RedisCluster
 
-from api import service
+from api import eventcodec, service
 from api.keys import Keys
 from api.redis_io import CONNECT_TIMEOUT_SECONDS, HEALTH_CHECK_SECONDS, parse_url
 from api.store import EVENTS_PER_READ
@@ -206,7 +210,22 @@ class EventHub:
             woken = self.by_channel.get(message["channel"])
             feed = self.feeds.get(woken) if woken is not None else None
             if woken is not None and feed is not None and feed.listeners:
-                self._read(woken, feed)
+                if message["type"] != "smessage" or not self._hand_out(message["data"], feed):
+                    self._read(woken, feed)
+
+    def _hand_out(self, data: bytes, feed: _Feed) -> bool:
+        """Deliver the event a wake-up carries to the listeners at the version before it;
+        False when some listener must read the stream (or the message carries no event)."""
+        parts = data.split(b" ", 2)
+        if len(parts) != 3 or not parts[0].isdigit():
+            return False
+        version, event_id = int(parts[0]), parts[1].decode()
+        ready = [listener for listener in feed.listeners if listener.version == version - 1 and not listener.closed]
+        if ready:
+            deliver([(event_id, {"v": parts[0], eventcodec.WFIELD: parts[2]})], ready)
+        # a listener at this version or past it (it read the stream first) needs nothing more
+        return all(listener.closed or (listener.version is not None and listener.version >= version - 1)
+                   for listener in feed.listeners)
 
     async def _sweeper(self) -> None:
         """Drop the subscriptions of games nobody has listened to for a while."""

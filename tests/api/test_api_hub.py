@@ -67,3 +67,42 @@ def test_listeners_are_woken_and_a_dropped_subscription_comes_back(client: Flask
             await hub.close()
 
     asyncio.run(scenario())
+
+
+def test_a_listener_at_the_version_before_takes_the_event_from_its_wake_up(client: FlaskClient, store: Store,
+                                                                          settings: Settings) -> None:
+    """The wake-up carries the event (commit.lua): listeners that follow the game need no read
+    of the stream; one that is behind reads it, and gets every event it missed."""
+    t = Table(client, four_humans(seed=52))
+    record, last_id = store.snapshot(t.id)
+    assert record is not None
+
+    async def scenario() -> None:
+        hub = EventHub(hub_module.connect(settings.redis_url), store.keys)
+        try:
+            following = [Listener(t.id, seat, last_id, record.version) for seat in (None, 0, 1, 2, 3)]
+            for listener in following:
+                await hub.listen(listener)
+            await asyncio.sleep(0.3)  # the subscription confirmed, and its read done
+            reads = hub.reads
+            cursor = last_id
+            for _ in range(3):
+                version = await asyncio.to_thread(_move, t)
+                entry = store.events_after(t.id, cursor)[0]
+                for listener in following:
+                    await asyncio.wait_for(listener.wake.wait(), 5)
+                    (event_id, body), = listener.take()
+                    assert event_id == entry.id and body["version"] == version
+                    assert body == service.render_event(entry.id, entry.fields, listener.seat)
+                cursor = entry.id
+            assert hub.reads == reads  # every event came with its wake-up
+            behind = Listener(t.id, 1, last_id, record.version)
+            await hub.listen(behind)
+            await asyncio.wait_for(behind.wake.wait(), 5)
+            assert [body["version"] for _, body in behind.take()] == [record.version + 1, record.version + 2,
+                                                                     record.version + 3]
+            assert hub.reads > reads
+        finally:
+            await hub.close()
+
+    asyncio.run(scenario())
