@@ -30,8 +30,11 @@ as the ASGI bridge builds them for Flask), through the same parsers (``api.http`
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import logging
 import re
+from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 from typing import Any
 
@@ -68,6 +71,50 @@ MOVE_PATH = re.compile(r"^/games/([A-Za-z0-9_-]{12})/moves$")
 GAME_PATH = re.compile(r"^/games/([A-Za-z0-9_-]{12})$")
 REPLY_MARGIN_SECONDS = 1.0  # a reply later than the durability wait plus this is given up
 SHORTEST_WAIT_SECONDS = 2.0
+# requests that do their own work (parse, judge, render) in one turn of the event loop; the
+# others wait for a later turn, off the loop's queue. At saturation a hundred requests in
+# flight would each take a step in every turn, and the event hub's wake-up and delivery to a
+# listener (a turn each) would wait behind all of them: 200 games, 5 000 listeners, the move
+# to listener p99 42 ms with 8, 111 ms without a limit (BENCHMARKS.md); their waits on
+# Redis are not limited, so the pipeline to Redis stays as deep.
+WORKERS_PER_TURN = 8
+
+
+class Turns:
+    """At most ``per_turn`` requests do their own work in each turn of the event loop (see
+    :data:`WORKERS_PER_TURN`). :meth:`take` before each stretch of work; the turn's count is
+    reset by a callback the loop runs in its next turn, which also wakes the next waiters."""
+
+    def __init__(self, per_turn: int) -> None:
+        self.per_turn = per_turn
+        self.used = 0
+        self.parked: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._next: asyncio.Handle | None = None
+
+    async def take(self) -> None:
+        if self.used < self.per_turn:
+            self.used += 1
+            self._schedule()
+            return
+        future = asyncio.get_running_loop().create_future()
+        self.parked.append(future)
+        self._schedule()
+        await future
+
+    def _schedule(self) -> None:
+        if self._next is None:
+            self._next = asyncio.get_running_loop().call_soon(self._turn)
+
+    def _turn(self) -> None:
+        self._next = None
+        self.used = 0
+        while self.parked and self.used < self.per_turn:
+            future = self.parked.popleft()
+            if not future.done():  # a request that went away in the meantime takes no turn
+                future.set_result(None)
+                self.used += 1
+        if self.used or self.parked:
+            self._schedule()
 
 
 class ToFlask(Exception):
@@ -115,6 +162,7 @@ class LoopRoutes:
         self.trust_proxy = c.settings.trust_proxy
         self.answered = 0  # requests answered on the loop, and handed to Flask (tests)
         self.handed_over = 0
+        self.turns = Turns(WORKERS_PER_TURN)
 
     @classmethod
     def of(cls, flask_app: Flask, executor: Executor) -> LoopRoutes | None:
@@ -137,6 +185,7 @@ class LoopRoutes:
 
     async def answer(self, scope: Scope, body: bytes) -> Answer:
         """The answer to the request, or :class:`ToFlask`."""
+        await self.turns.take()
         try:
             found = await self._answer(scope, body)
         except ToFlask:
@@ -144,6 +193,14 @@ class LoopRoutes:
             raise
         self.answered += 1
         return found
+
+    @contextlib.asynccontextmanager
+    async def _waiting(self) -> AsyncIterator[None]:
+        """Around a wait (on Redis, on a thread): the work after it takes a turn again."""
+        try:
+            yield
+        finally:
+            await self.turns.take()
 
     async def _answer(self, scope: Scope, body: bytes) -> Answer:
         if scope["query_string"]:
@@ -194,7 +251,9 @@ class LoopRoutes:
         commands = store.commit_commands(**service.commit_args(self.settings, game_id, game, prepared.change))
         assert self.redis is not None
         try:
-            result = store.commit_outcome(await self.redis.send(commands, store.keys.state(game_id)))
+            async with self._waiting():
+                replies = await self.redis.send(commands, store.keys.state(game_id))
+            result = store.commit_outcome(replies)
         except NotDurable as e:
             log.error("a change was not confirmed durable: %s", e)
             await self._in_thread(service.not_durable, store, game_id, prepared.change, e)
@@ -236,7 +295,8 @@ class LoopRoutes:
         assert self.redis is not None
         command = self.store.load_command(game_id)
         try:
-            (reply,) = await self.redis.send([command], command[1])
+            async with self._waiting():
+                (reply,) = await self.redis.send([command], command[1])
         except Unanswered:
             raise ToFlask from None
         if isinstance(reply, Exception):
@@ -261,7 +321,8 @@ class LoopRoutes:
         commands = self.store.rate_limit_commands(counters, s.rate_limit_window)
         assert self.redis is not None
         try:
-            replies = await asyncio.gather(*(self.redis.send([c], str(first_key(c))) for c in commands))
+            async with self._waiting():
+                replies = await asyncio.gather(*(self.redis.send([c], str(first_key(c))) for c in commands))
         except Unanswered:
             raise ToFlask from None
         if any(isinstance(reply, Exception) for reply, in replies):
@@ -274,7 +335,8 @@ class LoopRoutes:
     async def _in_thread(self, fn: Any, *args: Any) -> None:
         """``fn(*args)`` in a Flask thread: it talks to Redis with the sync client (the bot
         queue, the log's fold), which would stop the loop."""
-        await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+        async with self._waiting():
+            await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     def _respond(self, status: int, fields: list[tuple[str, str]], body: bytes, headers: dict[str, str]) -> Answer:
         """The answer with its length and, for an allowed origin, the CORS headers (as Flask's

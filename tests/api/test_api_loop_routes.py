@@ -13,8 +13,10 @@ happened to its round trip.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +29,7 @@ from hypothesis import strategies as st
 
 from api import Settings
 from api.bench_moves import choose
+from api.loop_routes import Turns
 from api.store import Store, connect
 
 ALLOWED = "https://table.example"
@@ -306,3 +309,30 @@ def test_a_lost_script_and_a_lost_connection_are_handed_over(redis_url: str, key
     finally:
         on.close()
         Store(client, prefix).delete_all()
+
+
+def test_a_few_requests_work_in_each_turn_of_the_loop() -> None:
+    async def scenario() -> list[int]:
+        turns = Turns(2)
+        turn = 0
+        seen: list[int] = []
+
+        def tick() -> None:  # counts the loop's turns
+            nonlocal turn
+            turn += 1
+            if len(seen) < 12:
+                asyncio.get_running_loop().call_soon(tick)
+
+        async def request() -> None:
+            for _ in range(3):  # three stretches of work, with a wait between them
+                await turns.take()
+                seen.append(turn)
+                await asyncio.sleep(0)
+
+        asyncio.get_running_loop().call_soon(tick)
+        await asyncio.gather(*(request() for _ in range(4)))
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert len(seen) == 12
+    assert max(Counter(seen).values()) <= 2  # never more than two in one turn
