@@ -198,9 +198,9 @@ class AioRedis:
             return self.address
         try:
             node = self.cluster.nodes_manager.get_node_from_slot(self.cluster.keyslot(key))
-        except redis.RedisError as e:  # no node holds the slot now (a failover)
-            raise Unanswered(f"no node of the cluster holds {key!r}: {e}") from None
-        address = address_of(self.cluster.get_redis_connection(node).connection_pool, node.host, node.port)
+            address = address_of(self.cluster.get_redis_connection(node).connection_pool, node.host, node.port)
+        except (redis.RedisError, AttributeError) as e:  # no node holds the slot now, or not yet a client of it
+            raise Unanswered(f"no node of the cluster holds {key!r} now: {e}") from None
         if address is None:  # pragma: no cover - every node is reached as the first one
             raise Unanswered("this node cannot be reached from the event loop")
         return address
