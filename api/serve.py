@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from types import FrameType
@@ -23,7 +22,7 @@ from types import FrameType
 from api.asgi import DEFAULT_THREADS
 from api.config import add_queue_url_option
 from api.embedded import DataDirInUse, EmbeddedRedis, default_data_dir
-from api.procstat import die_with_parent
+from api.procstat import StopFlag, die_with_parent
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -149,7 +148,7 @@ def _warn_persistence(url: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    stop = threading.Event()
+    stop = StopFlag()  # set by the signal handler: no threading.Event (api.procstat.StopFlag)
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()

@@ -35,6 +35,7 @@ from api.client import (
     Unreachable,
     tokens_of,
 )
+from api.procstat import StopFlag
 from cli import play_prompts as prompts
 from cli.play_table import (
     Cards,
@@ -59,7 +60,7 @@ class Leave(BaseException):
     ``Exception``: like ``KeyboardInterrupt``, no ``except Exception`` on its way may keep it."""
 
 
-LEAVING = threading.Event()  # a stop signal came: the waiting loop leaves even if its raise was lost
+LEAVING = StopFlag()  # a stop signal came: the waiting loop leaves even if its raise was lost
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 

@@ -17,7 +17,6 @@ import multiprocessing
 import os
 import signal
 import sys
-import threading
 import time
 from types import FrameType
 from typing import Any
@@ -28,6 +27,7 @@ from rq.utils import now as rq_now
 
 from api.botqueue import SERIALIZER, BotKeys, rq_queue
 from api.config import Settings, add_queue_url_option, queue_url_for
+from api.procstat import StopFlag
 from worker import runner
 from worker.config import WorkerConfig
 from worker.sweeper import Sweeper, sweep_once
@@ -195,10 +195,10 @@ def _child(url: Urls, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str)
 
 
 def run_pool(url: Urls, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, level: str,
-             stop: threading.Event | None = None) -> int:
+             stop: StopFlag | None = None) -> int:
     """N worker processes (forked after the heavy imports) and the sweeper in this one."""
     ctx = multiprocessing.get_context("fork")
-    stop = stop or threading.Event()
+    stop = stop or StopFlag()  # set by the signal handler: no threading.Event (api.procstat.StopFlag)
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
@@ -249,7 +249,7 @@ def run_pool(url: Urls, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, l
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     # a SIGTERM while starting up (imports take a second) is a clean stop, not a crash
-    early_stop = threading.Event()
+    early_stop = StopFlag()
 
     def _early(signum: int, frame: FrameType | None) -> None:
         early_stop.set()
