@@ -99,8 +99,8 @@ class Connection(asyncio.Protocol):
         self._watch: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a stream transport (by duck typing: uvloop's is not a subclass of asyncio's)
+        self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         self.reader.feed(data)
