@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 import time
 from typing import Any
 
@@ -19,6 +18,7 @@ import bots
 from api.botqueue import ANY_VERSION, DISCARD, BotKeys, discard_awaiting, discard_command, games_of
 from api.config import Settings
 from api.keys import Keys
+from api.procstat import StopFlag
 from api.service import Game, MoveRequest, apply_move, game_from_record
 from api.service_errors import IllegalMove, ServiceError, StaleVersion
 from api.store import Store
@@ -31,8 +31,9 @@ log = logging.getLogger("canasta.worker")
 FALLBACK_AFTER = 2  # failed attempts after which a run plays the random bot
 # Set when this worker process is asked to stop (worker/cli.py): a run then hands its game to
 # a new job after its next move instead of playing out its time slice, so that a stop takes
-# a move's time, not a slice's; the queued job goes on when a worker is back.
-STOP = threading.Event()
+# a move's time, not a slice's; the queued job goes on when a worker is back. Set from signal
+# handlers: a StopFlag, not a threading.Event (api.procstat.StopFlag says why).
+STOP = StopFlag()
 MAX_ILLEGAL = 3  # illegal choices in one run before it gives up (the job then fails and retries)
 
 _settings: dict[str, Settings] = {}
