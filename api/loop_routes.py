@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator
 from concurrent.futures import Executor
 from typing import Any
 
@@ -194,14 +192,6 @@ class LoopRoutes:
         self.answered += 1
         return found
 
-    @contextlib.asynccontextmanager
-    async def _waiting(self) -> AsyncIterator[None]:
-        """Around a wait (on Redis, on a thread): the work after it takes a turn again."""
-        try:
-            yield
-        finally:
-            await self.turns.take()
-
     async def _answer(self, scope: Scope, body: bytes) -> Answer:
         if scope["query_string"]:
             raise ToFlask
@@ -251,8 +241,8 @@ class LoopRoutes:
         commands = store.commit_commands(**service.commit_args(self.settings, game_id, game, prepared.change))
         assert self.redis is not None
         try:
-            async with self._waiting():
-                replies = await self.redis.send(commands, store.keys.state(game_id))
+            replies = await self.redis.send(commands, store.keys.state(game_id))
+            await self.turns.take()  # after each wait, the work goes on in its turn
             result = store.commit_outcome(replies)
         except NotDurable as e:
             log.error("a change was not confirmed durable: %s", e)
@@ -295,10 +285,10 @@ class LoopRoutes:
         assert self.redis is not None
         command = self.store.load_command(game_id)
         try:
-            async with self._waiting():
-                (reply,) = await self.redis.send([command], command[1])
+            (reply,) = await self.redis.send([command], command[1])
         except Unanswered:
             raise ToFlask from None
+        await self.turns.take()
         if isinstance(reply, Exception):
             raise ToFlask
         record = record_of(reply)
@@ -321,10 +311,10 @@ class LoopRoutes:
         commands = self.store.rate_limit_commands(counters, s.rate_limit_window)
         assert self.redis is not None
         try:
-            async with self._waiting():
-                replies = await asyncio.gather(*(self.redis.send([c], str(first_key(c))) for c in commands))
+            replies = await asyncio.gather(*(self.redis.send([c], str(first_key(c))) for c in commands))
         except Unanswered:
             raise ToFlask from None
+        await self.turns.take()
         if any(isinstance(reply, Exception) for reply, in replies):
             raise ToFlask  # a script the server lost (NOSCRIPT), a moved slot: Flask's client handles them
         wait = max((int(reply) for reply, in replies), default=0)
@@ -335,8 +325,8 @@ class LoopRoutes:
     async def _in_thread(self, fn: Any, *args: Any) -> None:
         """``fn(*args)`` in a Flask thread: it talks to Redis with the sync client (the bot
         queue, the log's fold), which would stop the loop."""
-        async with self._waiting():
-            await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+        await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+        await self.turns.take()
 
     def _respond(self, status: int, fields: list[tuple[str, str]], body: bytes, headers: dict[str, str]) -> Answer:
         """The answer with its length and, for an allowed origin, the CORS headers (as Flask's
