@@ -97,6 +97,8 @@ class Connection(asyncio.Protocol):
         self.waiting: collections.deque[_Waiter] = collections.deque()
         self.lost = False
         self._watch: asyncio.TimerHandle | None = None
+        self._out: list[bytes] = []  # commands of this turn of the loop, written at its end
+        self._flush: asyncio.Handle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a stream transport (by duck typing: uvloop's is not a subclass of asyncio's)
@@ -136,10 +138,20 @@ class Connection(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         waiter = _Waiter(loop.create_future(), len(commands), loop.time() + self.timeout)
         self.waiting.append(waiter)
-        self.transport.write(b"".join(pack(c) for c in commands))
+        self._out.extend(pack(c) for c in commands)
+        if self._flush is None:
+            self._flush = loop.call_soon(self._write)
         if self._watch is None:
             self._watch = loop.call_at(waiter.deadline, self._check)
         return waiter.future
+
+    def _write(self) -> None:
+        """Every command of the turn in one write: one system call, and the server reads
+        them together."""
+        self._flush = None
+        out, self._out = self._out, []
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"".join(out))
 
     def _check(self) -> None:
         """The oldest request in flight is late: close (its later replies would answer the
