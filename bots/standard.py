@@ -8,7 +8,11 @@ club player, completes fewer canastas and goes out half as often):
   the pile brings (cards that fit our melds and pairs, wilds), not by its size; a small or
   junk pile is left alone.
 * **safe discards with the known cards**: the next opponent's cards taken with the pile are
-  public; a discard it is known to be able to take with counts as a near-certain feed.
+  public; a discard it is known to be able to take with counts as a near-certain feed. A feed
+  weighs 40 a pile card (greedy 12): in four players the pile the next opponent takes is most
+  of what decides a hand (with its hand known, the bot won 81% against greedy). An unopened
+  side must also reach its minimum with the take: a high rank (an ace opens alone) feeds it
+  more surely than a low one.
 * **blocking**: when every ordinary discard would feed a rich pile to the next opponent, a
   black three blocks it, or a wild freezes it (when we are behind on the pile: the next
   opponent can take it and we cannot match that).
@@ -30,7 +34,7 @@ club player, completes fewer canastas and goes out half as often):
 Melding otherwise, canasta building and the partner's melds are greedy's
 (:class:`~bots.greedy.Greedy` already adds to the side's melds and completes canastas first).
 Measured (BENCHMARKS.md, issue 15): ~80% against greedy in ``finnish-2p``; 55-59% in
-four-player ``finnish`` on 400 games of seeds 1 and 2 (was ~50%), short of the issue's 75%.
+four-player ``finnish`` ~61% over 4 800 games of seeds 5-28 (was ~58%), short of the issue's 75%.
 Fast: one pass over the legal actions with table look-ups (p99 of CPU per decision ~0.2 ms).
 """
 
@@ -70,9 +74,15 @@ FREEZE_PILE = 3  # pile size from which freezing it while ahead is worth a wild
 FREEZE_AHEAD = -100.0  # the discard score of that freeze: before any ordinary discard
 RACE_MELD = 5  # meld size a wild add must reach to count as a push toward the needed canastas
 RACE_WILD_ADD = 30.0  # that add's score: above an ordinary add, below completing a canasta
-PILE_CARD = 20  # what one pile card given to the next opponent is worth to it (greedy: 12)
+PILE_CARD = 40  # what one pile card given to the next opponent is worth to it (greedy: 12; 20 until 2026-12-02)
 FEED_MELD = 5  # meld size a discard (with the pile) would bring the next opponent's meld to: a race feed
 FEED_RACE = 300.0  # what that feed is worth to it while its side lacks the canastas to go out
+# An unopened next side takes the pile only if the take also reaches its opening minimum; the
+# top card and the pair it takes it with count 3 x the rank's points (an ace 60, a king 30, a 5 15)
+OPEN_ALONE = 0.9  # that meld alone reaches the minimum
+OPEN_NEAR_POINTS = 30  # points another meld from its hand adds, about (three kings, a pair and a wild)
+OPEN_NEAR = 0.4  # the meld and about one more meld reach it
+OPEN_FAR = 0.15  # it needs more than that
 
 
 def known_counts(v: SeatView, seat: int, rank: int) -> tuple[int, int]:
@@ -303,8 +313,18 @@ class Standard(Greedy):
         team = v.team_of(nxt)
         chance = take_chance_known(v, nxt, RANK_OF[kind], unseen)
         if not v.opened(team):
-            chance *= 0.5  # it must also reach its opening minimum
+            chance *= self.opening_chance(v, team, kind)
         return chance * ((v.pile_size + 1) * self.pile_card + 20 + self.race_feed(v, team, kind))
+
+    @staticmethod
+    def opening_chance(v: SeatView, team: int, kind: int) -> float:
+        """The chance that unopened ``team``, able to take a pile topped by ``kind``, also reaches
+        its opening minimum with the take: an ace opens a 50 minimum by itself, a five rarely
+        does (a flat half, as greedy assumes, fed aces and kings to an unopened side)."""
+        points, need = 3 * VALUE[kind], v.minimum(team)
+        if points >= need:
+            return OPEN_ALONE
+        return OPEN_NEAR if points + OPEN_NEAR_POINTS >= need else OPEN_FAR
 
     def race_feed(self, v: SeatView, team: int, kind: int) -> float:
         """Extra for a pile that would bring ``team``'s meld of this rank to :data:`FEED_MELD`

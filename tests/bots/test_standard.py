@@ -200,6 +200,26 @@ def test_a_discard_that_brings_the_opponents_meld_near_a_canasta_counts_as_a_rac
     assert bot.danger(done, queen, done.unseen_counts()) == far_danger
 
 
+def test_against_an_unopened_side_it_keeps_the_card_whose_pile_take_would_open_it() -> None:
+    # the opponent has not opened (minimum 50): a pair of aces and the ace on top make 60, an
+    # opening by themselves; three fives make 15. As many aces as fives are unseen, so only the
+    # opening tells them apart (greedy, and this bot as it was, with a flat "half the time it
+    # opens", discard the ace: it sheds more points)
+    pile = ("8H", "JH", "JD", "QH", "KC", "6D", "9C", "7S", "TH", "4D")
+    hand = ("AH", "5C", "KH", "KD", "QD", "QC")
+    s = position(hand, pile, ours=(meld("9", "9H", "9D", "9S"),))
+    assert choose("standard", s) == {"type": "discard", "card": "5C"}
+    assert choose("greedy", s) == {"type": "discard", "card": "AH"}
+    v = SeatView(s, SEAT)
+    ace, five = parse_card("AH"), parse_card("5C")
+    assert Standard.opening_chance(v, 1, ace) > Standard.opening_chance(v, 1, five)
+    # a minimum of 120 that neither opens near: the same chance, and the ace (20 points) goes
+    high = s._replace(minimums=(50, 120))
+    hv = SeatView(high, SEAT)
+    assert Standard.opening_chance(hv, 1, ace) == Standard.opening_chance(hv, 1, five)
+    assert choose("standard", high) == {"type": "discard", "card": "AH"}
+
+
 def test_it_goes_out_when_going_out_wins_the_hand() -> None:
     # two canastas on the table (finnish-2p needs two), three fives and a 4 in hand: meld the
     # fives, discard the 4, out; the opponent has little on the table and a full hand
