@@ -351,31 +351,12 @@ class Store:
         return bool(self.redis.ping())
 
     # -- the one write -------------------------------------------------------------------
-    def commit(
-        self,
-        game_id: str,
-        expected_version: int,
-        *,
-        meta: dict[str, Any] | None,
-        state: bytes | None,
-        event: dict[str, bytes],
-        log_lines: list[bytes],
-        ttl: int,
-        idem: tuple[int, str, bytes, int] | None = None,
-        events_keep: int = 0,
-        turn_clock: bool = False,
-        expected_commit_id: bytes | None = None,
-    ) -> Commit:
+    def commit(self, game_id: str, expected_version: int, **change: Any) -> Commit:
         """Compare-and-set: write everything if the version is still ``expected_version``
-        (and, when given, made by the commit ``expected_commit_id``: :class:`Record`).
-
-        ``idem`` is (seat, key, record, ttl): the response stored for an Idempotency-Key.
-        ``events_keep``: trim the event stream to about that many entries (0: keep all).
-        ``turn_clock``: the seat to act starts (or restarts) waiting now (``turn_at``).
-        """
-        commands = self.commit_commands(
-            game_id, expected_version, meta=meta, state=state, event=event, log_lines=log_lines, ttl=ttl, idem=idem,
-            events_keep=events_keep, turn_clock=turn_clock, expected_commit_id=expected_commit_id)
+        (and, when given, made by the commit ``expected_commit_id``: :class:`Record`). The
+        change's fields are :meth:`commit_commands`' (meta, state, event, log lines, ttl,
+        idem, events_keep, turn_clock, expected_commit_id)."""
+        commands = self.commit_commands(game_id, expected_version, **change)
         if self.durability == "fsync":
             self.check_fsync()
         return self.commit_outcome(self.execute_all(*commands, scripts=(COMMIT,)))
@@ -397,7 +378,11 @@ class Store:
     ) -> tuple[Command, ...]:
         """The round trip of :meth:`commit`: the compare-and-set script's call, then the
         durability confirmation (:attr:`confirmation`). :meth:`commit_outcome` reads the
-        replies; both are shared with the event loop's move route (``api.loop_routes``)."""
+        replies; both are shared with the event loop's move route (``api.loop_routes``).
+
+        ``idem`` is (seat, key, record, ttl): the response stored for an Idempotency-Key.
+        ``events_keep``: trim the event stream to about that many entries (0: keep all).
+        ``turn_clock``: the seat to act starts (or restarts) waiting now (``turn_at``)."""
         k = self.keys
         keys = [k.state(game_id), k.events(game_id), k.log(game_id)]
         record, idem_ttl = b"", 0

@@ -231,6 +231,19 @@ def _moves_in_log(store: Store, game_id: str) -> int:
     return sum(1 for line in store.read_log(game_id) if line.startswith(b'{"move"'))
 
 
+def _next_move(driver: AsgiDriver, game_id: str, tokens: dict[int, str], seed: int,
+               key: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The game's version, and the headers and body of a legal move by the seat to act."""
+    view = _view(driver.request("GET", f"/games/{game_id}", [_auth(tokens[0])]))
+    version, seat = view["version"], view["view"]["to_act"]
+    seat_view = _view(driver.request("GET", f"/games/{game_id}", [_auth(tokens[seat])]))
+    body = choose(seat_view["view"], random.Random(seed))
+    assert body is not None
+    headers = [_auth(tokens[seat]), ("Content-Type", "application/json"), ("If-Match", f'"{version}"'),
+               ("Idempotency-Key", key)]
+    return version, headers, body
+
+
 def test_a_move_whose_reply_is_late_is_applied_once(redis_url: str, key_prefix: str) -> None:
     """Writes paused past the loop's wait: the loop gives the move up and Flask tries it afresh;
     whichever compare-and-set runs first applies it, the other finds its version gone (with
@@ -244,21 +257,9 @@ def test_a_move_whose_reply_is_late_is_applied_once(redis_url: str, key_prefix: 
     try:
         twins = Twins(on, on, seed=5)  # the second twin only for the harness: both on the loop
         game_id, tokens = twins.games[0]
-        view = _view(on.request("GET", f"/games/{game_id}", [_auth(tokens[0])]))
-        version, seat = view["version"], view["view"]["to_act"]
-        seat_view = _view(on.request("GET", f"/games/{game_id}", [_auth(tokens[seat])]))
-        body = choose(seat_view["view"], random.Random(1))
-        assert body is not None
-        headers = [_auth(tokens[seat]), ("Content-Type", "application/json"), ("If-Match", f'"{version}"'),
-                   ("Idempotency-Key", "late-move")]
+        version, headers, body = _next_move(on, game_id, tokens, 1, "late-move")
         on.request("POST", f"/games/{game_id}/moves", headers, body)  # the loop knows the server fsyncs now
-        view = _view(on.request("GET", f"/games/{game_id}", [_auth(tokens[0])]))
-        version, seat = view["version"], view["view"]["to_act"]
-        seat_view = _view(on.request("GET", f"/games/{game_id}", [_auth(tokens[seat])]))
-        body = choose(seat_view["view"], random.Random(2))
-        assert body is not None
-        headers = [_auth(tokens[seat]), ("Content-Type", "application/json"), ("If-Match", f'"{version}"'),
-                   ("Idempotency-Key", "late-move-2")]
+        version, headers, body = _next_move(on, game_id, tokens, 2, "late-move-2")
         store = Store(client, prefix)
         moves = _moves_in_log(store, game_id)
         before = on.loop_counts()
