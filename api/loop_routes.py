@@ -227,8 +227,10 @@ class LoopRoutes:
         if token is None:
             raise ToFlask
         counted = await self._count(scope, headers, "games.post_move")
+        game = service.cached_game(game_id, version) or await self._game(game_id)
+        if game is None:
+            raise ToFlask(counted)
         try:
-            game = service.cached_game(game_id, version) or await self._game(game_id)
             seat = service.authenticate(game, token)
             assert seat is not None
             action = load_body(body, move_schema, move_bodies)["action"]
@@ -270,8 +272,10 @@ class LoopRoutes:
         except ApiError:
             raise ToFlask from None
         counted = await self._count(scope, headers, "games.get_game")
+        game = await self._game(game_id)
+        if game is None:
+            raise ToFlask(counted)
         try:
-            game = await self._game(game_id)
             seat = service.authenticate(game, token)
         except ServiceError:
             raise ToFlask(counted) from None
@@ -282,21 +286,18 @@ class LoopRoutes:
         return self._respond(200, [("Content-Type", JSON), *fields], body, headers)
 
     # -- the parts ---------------------------------------------------------------------------
-    async def _game(self, game_id: str) -> service.Game:
-        """The game as Redis holds it now (this process's parse of it when it has one)."""
+    async def _game(self, game_id: str) -> service.Game | None:
+        """The game as Redis holds it now (this process's parse of it when it has one); None
+        when Flask must answer (no such game: 404; no answer from Redis)."""
         assert self.redis is not None
         command = self.store.load_command(game_id)
         try:
             (reply,) = await self.redis.send([command], command[1])
         except Unanswered:
-            raise ToFlask from None
+            return None
         await self.turns.take()
-        if isinstance(reply, Exception):
-            raise ToFlask
-        record = record_of(reply)
-        if record is None:
-            raise ToFlask  # Flask answers 404
-        return service.game_from_record(game_id, record)
+        record = None if isinstance(reply, Exception) else record_of(reply)
+        return service.game_from_record(game_id, record) if record is not None else None
 
     async def _count(self, scope: Scope, headers: dict[str, str], endpoint: str) -> int | None:
         """Count the request as ``api.middleware`` does (None: the limiter is off). Over a

@@ -221,6 +221,13 @@ def test_a_rate_limit_is_counted_once_and_answered_alike(redis_url: str, key_pre
         statuses = [twins.send("GET", "/games/{game}", 0, [_auth()]).status for _ in range(8)]
         # creating the game counted nothing for the token; six reads pass, then 429
         assert statuses == [200] * 6 + [429] * 2
+        # requests the loop counts and then hands to Flask (no such game, a stale move) count once
+        twins = Twins(on, off, seed=4)
+        missing = [twins.send("GET", "/games/nosuchgame00", 0, [_auth()]).status for _ in range(2)]
+        stale = twins.send("POST", "/games/{game}/moves", 0, [_auth(), ("Content-Type", "application/json"),
+                                                               ("If-Match", '"999"')], b'{"action": {"type": "draw"}}')
+        statuses = [twins.send("GET", "/games/{game}", 0, [_auth()]).status for _ in range(4)]
+        assert missing == [404, 404] and stale.status == 412 and statuses == [200, 200, 200, 429]
     finally:
         on.close()
         off.close()
