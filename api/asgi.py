@@ -49,6 +49,12 @@ EVENTS_SUFFIX = "/events"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+async def _send_whole(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    """An answer in one piece: its head, then its body."""
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 class Disconnected(Exception):
     """The client went away before its request was read."""
 
@@ -92,8 +98,7 @@ class App:
             status, headers, body = await self._run(scope, receive)
         except Disconnected:
             return
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await _send_whole(send, status, headers, body)
 
     # -- a move, a read of a game: on the loop where it can be (api.loop_routes) -------------
     async def _on_loop(self, scope: Scope, receive: Receive, send: Send, routes: LoopRoutes) -> None:
@@ -111,8 +116,7 @@ class App:
                 status, headers, out = await self._run(scope, receive, body, extra)
             except Disconnected:
                 return
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": out})
+        await _send_whole(send, status, headers, out)
 
     async def _run(self, scope: Scope, receive: Receive, body: bytes | None = None,
                    extra: dict[str, Any] | None = None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -176,8 +180,7 @@ class App:
             return
         handoff = box.get("handoff")
         if handoff is None:
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await _send_whole(send, status, headers, body)
             return
         try:
             if handoff.kind == "sse":
@@ -254,8 +257,7 @@ class App:
             body = orjson.dumps({"events": [b for _, b in found], "last_id": found[-1][0] if found else after})
             headers = [(k, v) for k, v in headers if k != b"content-length"]
             headers.append((b"content-length", str(len(body)).encode()))
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await _send_whole(send, status, headers, body)
         finally:
             hub.leave(listener)
             watcher.cancel()

@@ -184,6 +184,7 @@ class AioRedis:
         self.address = address  # one server's; a cluster's nodes are looked up per key
         self.timeout = timeout
         self._connections: dict[str, Connection] = {}
+        self._addresses: dict[str, Address] = {}  # a cluster's nodes, by name
         self._connecting: dict[str, asyncio.Future[Connection]] = {}
         self._failed_until: dict[str, float] = {}
 
@@ -210,11 +211,14 @@ class AioRedis:
             return self.address
         try:
             node = self.cluster.nodes_manager.get_node_from_slot(self.cluster.keyslot(key))
-            address = address_of(self.cluster.get_redis_connection(node).connection_pool, node.host, node.port)
+            address = self._addresses.get(node.name)
+            if address is None:  # a node's address and login do not change: read once
+                address = address_of(self.cluster.get_redis_connection(node).connection_pool, node.host, node.port)
         except (redis.RedisError, AttributeError) as e:  # no node holds the slot now, or not yet a client of it
             raise Unanswered(f"no node of the cluster holds {key!r} now: {e}") from None
         if address is None:  # pragma: no cover - every node is reached as the first one
             raise Unanswered("this node cannot be reached from the event loop")
+        self._addresses[node.name] = address
         return address
 
     async def _connection(self, address: Address) -> Connection:
