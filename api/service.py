@@ -568,8 +568,9 @@ JOIN_KEY = "join:{}"  # a join's Idempotency-Key, apart from the seat's move key
 
 
 def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str,
-              idempotency_key: str | None = None) -> dict[str, Any]:
-    """Take an open seat; the game starts when the last seat is filled.
+              idempotency_key: str | None = None) -> MoveResult:
+    """Take an open seat; the game starts when the last seat is filled. The answer is the
+    new seat (its token) and the version, ``replayed`` when a key's stored answer.
 
     ``idempotency_key``: the answer, the seat's only copy of its token, is stored with the
     join, and a retry with the same key (and name) gets it again: a join whose answer was
@@ -580,7 +581,7 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
     if key is not None:
         stored = store.get_idempotency(game_id, seat, key, settings.idempotency_seconds)
         if stored is not None:
-            return _replay(stored, fingerprint).body
+            return _replay(stored, fingerprint)
 
     def decide(game: Game, record: Record) -> Change:
         _check_seat_exists(game, seat)
@@ -603,8 +604,8 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
     try:
         joined = _change_seats(store, settings, game_id, decide, "The game changed too often while joining; try again.")
     except _Replayed as e:
-        return _replay(e.record, fingerprint).body
-    return _joined(game_id, seat, name, token, joined.meta, joined.version)
+        return _replay(e.record, fingerprint)
+    return MoveResult(_joined(game_id, seat, name, token, joined.meta, joined.version), joined.version)
 
 
 def _joined(game_id: str, seat: int, name: str, token: str, meta: dict[str, Any], version: int) -> dict[str, Any]:

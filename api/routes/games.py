@@ -63,7 +63,7 @@ def join_seat(game_id: str, seat: int) -> Response:
     body = json_body(_join)
     c = ctx()
     result = service.join_seat(c.store, c.settings, game_id, seat, body["name"], idempotency_key(secret=True))
-    return json_response(result, headers={"ETag": etag(result["version"])})
+    return json_response(result.body, headers=_answer_headers(result))
 
 
 @bp.post("/games/<game_id>/seats/<int:seat>/bot")
@@ -130,10 +130,16 @@ def _post_move(game_id: str, token: str, cached: service.Game | None) -> Respons
     result = service.apply_move(c.store, c.settings, move, game=game)
     if cached is not None and result.replayed:
         raise _AskAgain
+    return json_response(result.body, headers=_answer_headers(result))
+
+
+def _answer_headers(result: service.MoveResult) -> dict[str, str]:
+    """A change's answer: its version, never cached (it may hold a token), and whether it is
+    a key's stored answer given again."""
     headers = {"ETag": etag(result.version), "Cache-Control": "no-store"}
     if result.replayed:
         headers["Idempotent-Replayed"] = "true"
-    return json_response(result.body, headers=headers)
+    return headers
 
 
 @bp.get("/games/<game_id>/hint")

@@ -287,6 +287,8 @@ def test_a_join_whose_answer_was_lost_is_retried_with_its_idempotency_key(client
     again = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": JOIN_KEY})
     assert again.status_code == 200, again.get_json()
     assert again.get_json() == first.get_json() and again.headers["ETag"] == first.headers["ETag"]
+    assert "Idempotent-Replayed" not in first.headers and again.headers.get("Idempotent-Replayed") == "true"
+    assert first.headers["Cache-Control"] == again.headers["Cache-Control"] == "no-store"  # it holds a token
     assert store.event_count(gid) == events + 1  # joined once
     other = client.post(f"/games/{gid}/seats/1", json={"name": "cy"}, headers={"Idempotency-Key": JOIN_KEY})
     assert other.status_code == 422 and other.get_json()["code"] == "idempotency_key_reused"
