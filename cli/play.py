@@ -17,6 +17,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
@@ -35,7 +36,7 @@ from api.client import (
     Unreachable,
     tokens_of,
 )
-from api.procstat import StopFlag
+from api.procstat import STOP_POLL_SECONDS, StopFlag
 from cli import play_prompts as prompts
 from cli.play_table import (
     Cards,
@@ -60,8 +61,9 @@ class Leave(BaseException):
     ``Exception``: like ``KeyboardInterrupt``, no ``except Exception`` on its way may keep it."""
 
 
-LEAVING = StopFlag()  # a stop signal came: the waiting loop leaves even if its raise was lost
+LEAVING = StopFlag()  # a stop signal came: every wait of the main thread sees it and leaves
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_READING = False  # the main thread is in input(): the one wait a stop signal's handler raises in
 
 
 def parser() -> argparse.ArgumentParser:
@@ -124,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
             except ServiceFailed as e:
                 console.print(f"canasta play: {e}")
                 return 1
-        with Client(base) as client:
+        if LEAVING.is_set():  # a stop signal while the local service started
+            return 0
+        with Client(base, sleep=sleep_unless_leaving) as client:
             try:
                 seat = client.seat(args.game, args.token) if args.game else setup.create(client, console)
                 return PlaySession(console, client, seat, cards, local=service is not None).run()
@@ -145,11 +149,47 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _leave_on_signal(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C (SIGINT), SIGTERM, a closed terminal (SIGHUP): leave. The flag too: a Ctrl-C
-    while the events were awaited was once lost (the client kept waiting), and the waiting
-    loop looks at the flag at least every second."""
+    """Ctrl-C (SIGINT), SIGTERM, a closed terminal (SIGHUP): leave.
+
+    Only the flag is set; the main thread's waits look at it (the events in short steps,
+    the client's retry pauses) and raise :class:`Leave` from this module's own code. A
+    handler runs between any two bytecodes of the main thread, and a raise there broke the
+    libraries it landed in: inside rich's ``Console.print``, after its buffer count went up
+    and before it went down, every later print was buffered and never written (the
+    "You left game" line lost); inside ``queue.Queue.get``, just after its lock was taken,
+    the lock stayed held, and the listener thread's next ``put`` waited for ever. The one
+    exception is input(): the main thread is then in one C call that holds nothing, which
+    the signal interrupts (:func:`read_line`)."""
     LEAVING.set()
-    raise Leave
+    if _READING:
+        raise Leave
+
+
+def read_line() -> str:
+    """A line typed at the terminal (the prompt printed already); :class:`Leave` on Ctrl-D
+    or a stop signal. Only while the main thread waits in input() does the signal's handler
+    raise (:data:`_READING`), so that Ctrl-C interrupts the wait at once. (A signal in the
+    instant between the check of the flag and the read itself is seen when the read
+    returns: at the next line typed, or the next signal.)"""
+    global _READING
+    try:
+        _READING = True
+        if LEAVING.is_set():
+            raise Leave
+        line = input()
+        if LEAVING.is_set():
+            raise Leave
+        return line
+    except (EOFError, KeyboardInterrupt):
+        raise Leave from None
+    finally:
+        _READING = False
+
+
+def sleep_unless_leaving(seconds: float) -> None:
+    """The client's pause before a retry: :class:`Leave` as soon as a stop signal came."""
+    if LEAVING.wait(seconds):
+        raise Leave
 
 
 @dataclass
@@ -218,7 +258,7 @@ class PlaySession:
         self.seat = seat
         self.cards = cards
         self.local = local
-        self.ask = ask or self._ask
+        self.answer = ask or self._ask  # what answers a prompt: the terminal, or a test's function
         self.events: queue.Queue[Event | BaseException] = queue.Queue()
         self.stream = seat.stream()
         self.printed = 0  # the version of the last event told
@@ -229,11 +269,11 @@ class PlaySession:
 
     # -- the loop ---------------------------------------------------------------------------------
     def run(self) -> int:
-        game = self.seat.view()
-        self.rules = game.get("rules")
-        self.printed = game["version"]
-        threading.Thread(target=self._listen, name="canasta-events", daemon=True).start()
         try:
+            game = self.seat.view()
+            self.rules = game.get("rules")
+            self.printed = game["version"]
+            threading.Thread(target=self._listen, name="canasta-events", daemon=True).start()
             self.show_table()
             while self.game["status"] != "over":
                 if self.seat.my_turn:
@@ -259,17 +299,25 @@ class PlaySession:
         return self.game["seat"]
 
     def _listen(self) -> None:
+        # stop signals go to the main thread, whose waits they cut short (a signal the
+        # kernel gave this thread would wait for the main thread's next bytecode)
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
             for event in self.stream:
                 self.events.put(event)
         except BaseException as e:  # noqa: BLE001 - handed to the main thread
             self.events.put(e)
 
+    def ask(self, prompt: str) -> str:
+        """The answer to a prompt; :class:`Leave` once a stop signal came, whatever answers
+        (the turn's loop asks again after a choice that is not offered)."""
+        if LEAVING.is_set():
+            raise Leave
+        return self.answer(prompt)
+
     def _ask(self, prompt: str) -> str:
-        try:
-            return self.console.input(prompt)
-        except (EOFError, KeyboardInterrupt):
-            raise Leave from None
+        self.console.print(prompt, end="")
+        return read_line()
 
     # -- while the others play ------------------------------------------------------------------
     def wait(self) -> None:
@@ -299,15 +347,20 @@ class PlaySession:
             self.refresh()
 
     def _next_event(self, timeout: float) -> Event | BaseException:
-        """The next event or the listener's error, within ``timeout`` (else ``queue.Empty``),
-        unless a stop signal came (:data:`LEAVING`)."""
-        if LEAVING.is_set():
-            raise Leave
-        try:
-            return self.events.get(timeout=timeout)
-        finally:
+        """The next event or the listener's error, within ``timeout`` (else ``queue.Empty``;
+        0: only one already received); :class:`Leave` once a stop signal came
+        (:data:`LEAVING`), seen every :data:`STOP_POLL_SECONDS`."""
+        deadline = time.monotonic() + timeout
+        while True:
             if LEAVING.is_set():
                 raise Leave
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return self.events.get_nowait()
+            try:
+                return self.events.get(timeout=min(left, STOP_POLL_SECONDS))
+            except queue.Empty:
+                continue
 
     def refresh(self) -> None:
         self.stale = False
@@ -322,8 +375,7 @@ class PlaySession:
         target = until if until is not None else self.game["version"]
         while True:
             try:
-                timeout = SETTLE_SECONDS if settle and self.printed < target else 0
-                item = self.events.get(timeout=timeout) if timeout else self.events.get_nowait()
+                item = self._next_event(SETTLE_SECONDS if settle and self.printed < target else 0)
             except queue.Empty:
                 return
             self.take(item)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 import time
 import uuid
@@ -221,3 +222,37 @@ def test_a_seat_of_a_running_game_with_live_moves_and_a_refused_move(server: str
     assert f"canasta play --api {server} --game={game['id']} --token={tokens[0]}" in out
     drawn = re.findall(r"Bea \(seat 1\) drew (?:a card|\d cards)(.*)", out)
     assert drawn and all(rest.startswith(".") for rest in drawn)  # bea's cards are never named
+
+
+@pytest.mark.parametrize(("when", "how"), [("prompt", "ctrl-c"), ("prompt", "ctrl-d"), ("prompt", "quit"),
+                                           ("prompt", "SIGHUP"), ("waiting", "SIGTERM"), ("waiting", "ctrl-c")])
+def test_leaving_at_the_prompt_or_while_the_others_play(server: str, when: str, how: str) -> None:
+    """Each way out, at the move prompt (input() interrupted) or while bea is to play (the
+    events awaited): exit status 0, "You left game" and the command to come back."""
+    with Client(server) as api:
+        game = api.create_game("finnish-2p", [{"name": "ann"}, {"name": "bea"}])
+        tokens = tokens_of(game)
+        ann, bea = api.seat(game["id"], tokens[0]), api.seat(game["id"], tokens[1])
+        _bea_plays_until_ann(bea)
+        if when == "waiting":
+            ann.move(_simple(ann.view()["view"]))  # ann draws: still hers to discard
+            ann.move(_simple(ann.view()["view"]))  # and now bea is to play
+        child = spawn("--api", server, f"--game={game['id']}", f"--token={tokens[0]}")
+        try:
+            read(child, [PROMPT if when == "prompt" else r"Waiting for bea"])
+            time.sleep(0.3)  # in input(), or in the wait for events
+            if how == "ctrl-c":
+                child.sendintr()
+            elif how == "ctrl-d":
+                child.sendeof()
+            elif how == "quit":
+                child.sendline("quit")
+            else:
+                child.kill(getattr(signal, how))
+            read(child, [pexpect.EOF], timeout=20)
+        finally:
+            child.close(force=child.isalive())
+    out = transcript(child)
+    assert child.exitstatus == 0, out[-3000:]
+    assert f"You left game {game['id']}" in out, out[-3000:]
+    assert f"canasta play --api {server} --game={game['id']} --token={tokens[0]}" in out
