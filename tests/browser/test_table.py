@@ -338,31 +338,72 @@ def test_a_finished_game_replays_to_its_final_position(pages: Pages, api: Client
     expect(page.locator("#rp-what")).to_contain_text(f"Move {moves}:")
 
 
-def test_the_stream_resumes_with_last_event_id(pages: Pages, api: Client) -> None:
+def _is_stream(r: Request) -> bool:
+    return r.url.endswith("/events") and r.all_headers().get("accept") == "text/event-stream"
+
+
+def test_the_stream_starts_at_the_first_reads_cursor_and_resumes_with_last_event_id(pages: Pages, api: Client) -> None:
     game = api.create_game("finnish-2p", [{"name": "ann"}, {"name": "bea"}], seed=2)
     tokens = {s["seat"]: s["token"] for s in game["seats"]}
     other = 1 - game["view"]["to_act"]
-    streams: list[Request] = []
+    requests: list[Request] = []
     page = pages.new("about:blank")
-    page.on("request", lambda r: streams.append(r) if r.url.endswith("/events") else None)
+    page.on("request", lambda r: requests.append(r) if r.url.endswith("/events") else None)
     page.goto(f"/#game={game['id']}&seat={other}&token={tokens[other]}")
     expect(_table(page)).to_have_attribute("data-status", "playing")
     deadline = time.monotonic() + 15
-    while len(streams) < 2:  # the server ends each stream after a few seconds
+    while len([r for r in requests if _is_stream(r)]) < 2:  # the server ends each stream after a few seconds
         assert time.monotonic() < deadline, "the table did not come back after its stream ended"
         page.wait_for_timeout(200)
+    read, streams = requests[0], [r for r in requests if _is_stream(r)]
+    assert not _is_stream(read)  # the first read: the view and its cursor, as JSON
+    response = read.response()
+    assert response is not None
+    cursor = response.json()["last_id"]
     first, again = streams[0].all_headers(), streams[1].all_headers()
-    assert "last-event-id" not in first
+    assert first["last-event-id"] == cursor  # the stream starts where the first read ended
     assert re.fullmatch(r"\d+-\d+", again["last-event-id"])
-    for headers in (first, again):
-        assert headers["accept"] == "text/event-stream" and headers["authorization"] == f"Bearer {tokens[other]}"
-    assert all(tokens[other] not in r.url for r in streams)
+    for r in (read, *streams[:2]):
+        assert r.all_headers()["authorization"] == f"Bearer {tokens[other]}"
+    assert all(tokens[other] not in r.url for r in requests)
     # and it is live again: the other seat's move shows at once
     mover = api.seat(game["id"], tokens[1 - other])
     before = version(page)
     mover.move({"type": "draw"})
     expect(_table(page)).to_have_attribute("data-version", str(before + 1), timeout=SYNC_SECONDS * 1000 + 500)
     expect(page.locator("#conn")).to_contain_text("live")
+
+
+def test_a_change_before_the_stream_starts_is_told_in_the_log(pages: Pages, api: Client) -> None:
+    """The table's first read and its stream are two requests; a change between them (a bot
+    seated by a quick click, the deal it starts) is told in the log, not skipped: the stream
+    resumes from the read's cursor. Started from its own snapshot, it lost those lines."""
+    game = api.create_game("finnish-2p", [{"name": "ann"}, None])
+    token = next(s["token"] for s in game["seats"] if s["seat"] == 0)
+    held: list[Any] = []  # the table's stream requests, kept from the server until the bot is seated
+    holding = [True]
+
+    def hold(route: Any) -> None:
+        if holding[0] and _is_stream(route.request):
+            held.append(route)
+        else:
+            route.continue_()
+
+    page = pages.new("about:blank")
+    page.route("**/events", hold)
+    page.goto(f"/#game={game['id']}&seat=0&token={token}")
+    expect(_table(page)).to_have_attribute("data-status", "waiting")
+    deadline = time.monotonic() + 15
+    while not held:
+        assert time.monotonic() < deadline, "the table opened no event stream"
+        page.wait_for_timeout(50)
+    api.seat_to_bot(game["id"], 1, "greedy", token)  # before the stream has started
+    holding[0] = False
+    for route in held:
+        route.continue_()
+    expect(page.locator("#event-log")).to_contain_text("Seat 1 is now played by a greedy bot")
+    expect(page.locator("#event-log")).to_contain_text("Hand 1 is dealt")
+    expect(_table(page)).to_have_attribute("data-status", "playing")
 
 
 def test_the_table_fits_a_phone(pages: Pages) -> None:

@@ -63,12 +63,14 @@ const MAX_BACKOFF_MS = 30000;
 export class EventStream {
   // onMessage({event, data, id}); onState(state, detail): connecting, live, reconnecting,
   // ended (finish() was called and the stream ended), failed (the server refused for good).
-  constructor(url, { token = null, onMessage, onState = () => {} }) {
+  // lastId: start after this event (the cursor of a read made before), not from a snapshot.
+  constructor(url, { token = null, lastId = null, onMessage, onState = () => {} }) {
     this.url = url;
     this.token = token;
     this.onMessage = onMessage;
     this.onState = onState;
-    this.lastId = null;
+    this.lastId = lastId;
+    this.wasLive = false;
     this.retry = DEFAULT_RETRY_MS;
     this.stopped = false;
     this.finished = false;
@@ -94,7 +96,7 @@ export class EventStream {
   async loop() {
     let failures = 0;
     while (!this.stopped) {
-      this.onState(this.lastId ? 'reconnecting' : 'connecting');
+      this.onState(this.wasLive ? 'reconnecting' : 'connecting');
       this.controller = new AbortController();
       const headers = { Accept: 'text/event-stream' };
       if (this.token) headers.Authorization = `Bearer ${this.token}`;
@@ -105,6 +107,7 @@ export class EventStream {
         const type = response.headers.get('Content-Type') || '';
         if (response.status === 200 && type.startsWith('text/event-stream')) {
           failures = 0;
+          this.wasLive = true;
           this.onState('live');
           await this.read(response.body);
           if (this.finished) {

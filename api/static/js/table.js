@@ -1,6 +1,7 @@
 // The live table of one game, for a seat (its token in the page's URL fragment) or for a
-// spectator (no token). The view comes from GET /games/{id}; the event stream says when it
-// changed. What a seat may do now is the view's `legal` summary: a button is enabled only
+// spectator (no token). The first view and its event cursor come from one read of the events
+// endpoint, and the stream starts after that cursor; later views come from GET /games/{id},
+// when the stream says the game changed. What a seat may do now is the view's `legal` summary: a button is enabled only
 // when the summary allows its move, and the engine on the server judges the cards chosen.
 
 import { clear, h, keepFocus } from './dom.js';
@@ -41,14 +42,16 @@ class GameTable {
   async start() {
     document.addEventListener('keydown', this.onKey);
     clear(this.root, h('p', { class: 'muted' }, 'Loading the game…'));
+    let cursor;
     try {
-      await this.load();
+      cursor = await this.loadWithCursor();
     } catch (err) {
       this.fatal(err);
       return;
     }
     this.stream = new EventStream(`${gamePath(this.gameId)}/events`, {
       token: this.token,
+      lastId: cursor,
       onMessage: (message) => this.onMessage(message),
       onState: (state, detail) => this.onConnection(state, detail),
     }).start();
@@ -68,6 +71,16 @@ class GameTable {
   }
 
   // -- reading the game ------------------------------------------------------------------
+  // The first read: the view and the id of the last event it includes, in one answer (the
+  // events endpoint's JSON without `after`), so that the stream resumes exactly there. A
+  // stream started from its own snapshot skipped, in the log, what changed between the two
+  // (a bot seated by a quick click, the deal it started).
+  async loadWithCursor() {
+    const r = await call('GET', `${gamePath(this.gameId)}/events`, { token: this.token });
+    this.accept(r.body.snapshot);
+    return r.body.last_id;
+  }
+
   async load() {
     const headers = this.etag ? { 'If-None-Match': this.etag } : {};
     const r = await call('GET', gamePath(this.gameId), { token: this.token, headers });
