@@ -663,6 +663,14 @@ class Seat:
         assert self.last_view is not None
         return self.last_view
 
+    def view_and_cursor(self) -> tuple[GameView, str]:
+        """The seat's view and an event id at or before it: a stream started after that id
+        (``stream(last_event_id=...)``) tells every change made after the cursor, so none
+        made between this read and the stream's start is missed (a stream started without
+        one begins with a snapshot, and what changed before it is not told)."""
+        cursor = self.client.request("GET", f"/games/{_seg(self.game_id)}/events", token=self.token).body["last_id"]
+        return self.view(), str(cursor)
+
     def stream(self, **options: Any) -> EventStream:
         """The game's events as this seat may see them (:meth:`Client.stream`)."""
         return self.client.stream(self.game_id, self.token, **options)

@@ -30,6 +30,7 @@ from api.client import (
     ApiProblem,
     Client,
     Event,
+    EventStream,
     GameView,
     Seat,
     StaleVersion,
@@ -260,7 +261,7 @@ class PlaySession:
         self.local = local
         self.answer = ask or self._ask  # what answers a prompt: the terminal, or a test's function
         self.events: queue.Queue[Event | BaseException] = queue.Queue()
-        self.stream = seat.stream()
+        self.stream: EventStream | None = None  # opened after the first read, from its cursor
         self.printed = 0  # the version of the last event told
         self.shown = -1  # the version of the last table drawn
         self.waiting_told = -1
@@ -270,10 +271,13 @@ class PlaySession:
     # -- the loop ---------------------------------------------------------------------------------
     def run(self) -> int:
         try:
-            game = self.seat.view()
+            # the stream starts at a cursor read before the view: a change made after the
+            # view (a bot's move) is told, not folded into a snapshot the stream starts with
+            game, cursor = self.seat.view_and_cursor()
             self.rules = game.get("rules")
             self.printed = game["version"]
-            threading.Thread(target=self._listen, name="canasta-events", daemon=True).start()
+            self.stream = self.seat.stream(last_event_id=cursor)
+            threading.Thread(target=self._listen, args=(self.stream,), name="canasta-events", daemon=True).start()
             self.show_table()
             while self.game["status"] != "over":
                 if self.seat.my_turn:
@@ -287,7 +291,8 @@ class PlaySession:
             self.leave()
             return 0
         finally:
-            self.stream.close()
+            if self.stream is not None:
+                self.stream.close()
 
     @property
     def game(self) -> GameView:
@@ -298,12 +303,12 @@ class PlaySession:
     def me(self) -> int | None:
         return self.game["seat"]
 
-    def _listen(self) -> None:
+    def _listen(self, stream: EventStream) -> None:
         # stop signals go to the main thread, whose waits they cut short (a signal the
         # kernel gave this thread would wait for the main thread's next bytecode)
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
-            for event in self.stream:
+            for event in stream:
                 self.events.put(event)
         except BaseException as e:  # noqa: BLE001 - handed to the main thread
             self.events.put(e)

@@ -368,6 +368,21 @@ def test_the_stream_resumes_across_server_ends_and_dropped_connections(server: s
     assert all(("cards" in m) == (m["seat"] == 0) for m in drawn)  # seat 0 sees only its own cards
 
 
+def test_a_stream_from_the_views_cursor_tells_a_change_made_before_it_started(api: Client) -> None:
+    """A reader that reads the view and then opens the stream must be told what changed in
+    between; a stream without a cursor starts with a snapshot and tells it not."""
+    _, seats = two_people(api, seed=11)
+    mover = seat_to_act(seats)
+    reader = next(s for s in seats.values() if s is not mover)
+    view, cursor = reader.view_and_cursor()
+    mover.move(simple_action(mover.view()["view"]))  # after the read, before the stream
+    with reader.stream(last_event_id=cursor) as stream:
+        first = next(iter(stream))
+    assert not first.is_snapshot and first.version == view["version"] + 1 and first.move is not None
+    with reader.stream() as stream:
+        assert next(iter(stream)).is_snapshot  # without the cursor: the change folded into a snapshot
+
+
 def test_the_stream_and_the_long_poll_follow_a_bot_game_to_its_end(api: Client) -> None:
     game = api.create_game("finnish", [{"bot": "greedy"}] * 4, rules=SHORT)
     streamed = list(api.stream(game["id"]))

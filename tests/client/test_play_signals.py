@@ -71,7 +71,10 @@ class Seat:
         self.last_view = GAME
         return GAME
 
-    def stream(self):
+    def view_and_cursor(self):
+        return self.view(), "0-0"
+
+    def stream(self, **options):
         return Stream()
 
 

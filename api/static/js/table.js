@@ -1,7 +1,6 @@
 // The live table of one game, for a seat (its token in the page's URL fragment) or for a
-// spectator (no token). The first view and its event cursor come from one read of the events
-// endpoint, and the stream starts after that cursor; later views come from GET /games/{id},
-// when the stream says the game changed. What a seat may do now is the view's `legal` summary: a button is enabled only
+// spectator (no token). The view comes from GET /games/{id}, read first after an event cursor
+// from which the stream starts; the stream says when the game changed. What a seat may do now is the view's `legal` summary: a button is enabled only
 // when the summary allows its move, and the engine on the server judges the cards chosen.
 
 import { clear, h, keepFocus } from './dom.js';
@@ -71,14 +70,15 @@ class GameTable {
   }
 
   // -- reading the game ------------------------------------------------------------------
-  // The first read: the view and the id of the last event it includes, in one answer (the
-  // events endpoint's JSON without `after`), so that the stream resumes exactly there. A
-  // stream started from its own snapshot skipped, in the log, what changed between the two
-  // (a bot seated by a quick click, the deal it started).
+  // The first read: an event cursor (the events endpoint's JSON without `after`), then the
+  // view with the rules; the stream resumes from the cursor, so every change after it is
+  // told. A stream started from its own snapshot skipped, in the log, what changed between
+  // the read and the stream (a bot seated by a quick click, the deal it started).
   async loadWithCursor() {
-    const r = await call('GET', `${gamePath(this.gameId)}/events`, { token: this.token });
-    this.accept(r.body.snapshot);
-    return r.body.last_id;
+    const events = await call('GET', `${gamePath(this.gameId)}/events`, { token: this.token });
+    const r = await call('GET', gamePath(this.gameId), { token: this.token });
+    this.accept(r.body);
+    return events.body.last_id;
   }
 
   async load() {
