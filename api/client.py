@@ -668,8 +668,8 @@ class Seat:
         (``stream(last_event_id=...)``) tells every change made after the cursor, so none
         made between this read and the stream's start is missed (a stream started without
         one begins with a snapshot, and what changed before it is not told)."""
-        cursor = self.client.request("GET", f"/games/{_seg(self.game_id)}/events", token=self.token).body["last_id"]
-        return self.view(), str(cursor)
+        cursor = self.client.poll(self.game_id, self.token).last_id
+        return self.view(), cursor
 
     def stream(self, **options: Any) -> EventStream:
         """The game's events as this seat may see them (:meth:`Client.stream`)."""

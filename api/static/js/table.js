@@ -1,7 +1,8 @@
 // The live table of one game, for a seat (its token in the page's URL fragment) or for a
-// spectator (no token). The view comes from GET /games/{id}, read first after an event cursor
-// from which the stream starts; the stream says when the game changed. What a seat may do now is the view's `legal` summary: a button is enabled only
-// when the summary allows its move, and the engine on the server judges the cards chosen.
+// spectator (no token). The view comes from GET /games/{id} (the first one read after an event
+// cursor, from which the stream starts); the stream says when the game changed. What a seat
+// may do now is the view's `legal` summary: a button is enabled only when the summary allows
+// its move, and the engine on the server judges the cards chosen.
 
 import { clear, h, keepFocus } from './dom.js';
 import { EventStream } from './events.js';
@@ -76,8 +77,7 @@ class GameTable {
   // the read and the stream (a bot seated by a quick click, the deal it started).
   async loadWithCursor() {
     const events = await call('GET', `${gamePath(this.gameId)}/events`, { token: this.token });
-    const r = await call('GET', gamePath(this.gameId), { token: this.token });
-    this.accept(r.body);
+    await this.load(); // no ETag held yet: the whole view, with the rules
     return events.body.last_id;
   }
 
