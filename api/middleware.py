@@ -26,6 +26,9 @@ QUERY_PARAMS: dict[str, frozenset[str]] = {
 # pages for people take any query: a link to the web table shared in a chat app comes back
 # with tracking parameters (?fbclid=...), and must still open
 ANY_QUERY = frozenset({"web.table", "static"})
+# endpoints that take the token in ``?access_token=`` too (EventSource sends no headers): it is
+# counted on that token's limit as if sent in Authorization
+QUERY_TOKEN = frozenset({"events.events"})
 ALLOW_HEADERS = "Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID"
 EXPOSE_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed"
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
@@ -107,7 +110,7 @@ def _rate_limit() -> Response | None:
         return None
     wait_ms = request.environ.get(COUNTED)
     if wait_ms is None:
-        counters = rate_counters(s, request.remote_addr, request.headers.get("Authorization"), request.endpoint)
+        counters = rate_counters(s, request.remote_addr, _authorization(), request.endpoint)
         try:
             wait_ms = c.store.rate_limit(counters, s.rate_limit_window)
         except Exception:  # noqa: BLE001 - a limiter that cannot count lets requests through: logged, counted
@@ -118,6 +121,17 @@ def _rate_limit() -> Response | None:
     retry = max(1, math.ceil(wait_ms / 1000))
     return problem_response(ApiError(429, "rate_limited", f"Too many requests; retry in {retry} s.",
                                      headers={"Retry-After": str(retry)}))
+
+
+def _authorization() -> str | None:
+    """The request's bearer token as an ``Authorization`` value, for its counters: the header,
+    else an ``access_token`` where the endpoint takes one (the route refuses both at once)."""
+    header = request.headers.get("Authorization")
+    if header is None and request.endpoint in QUERY_TOKEN and request.environ.get("QUERY_STRING"):
+        token = request.args.get("access_token")
+        if token:
+            return BEARER + token
+    return header
 
 
 def _unknown_query() -> Response | None:

@@ -340,6 +340,23 @@ def test_rate_limit_per_token(redis_url: str, key_prefix: str) -> None:
     Store(app.extensions["canasta"].store.redis, key_prefix + ":rt-test").delete_all()
 
 
+def test_a_token_sent_as_access_token_is_counted_as_that_token(redis_url: str, key_prefix: str) -> None:
+    """The events route takes the token in ``?access_token=`` (EventSource sends no headers):
+    the same token, so the same per-token limit. Counted only by its Authorization header, a
+    seat escaped its limit by sending the token in the query (only the address counted)."""
+    app = create_app({"redis_url": redis_url, "key_prefix": key_prefix + ":rt-query", "rate_limit_per_token": 3,
+                      "rate_limit_per_address": 0, "test_seeds": True})
+    c = app.test_client()
+    try:
+        t = Table(c, four_humans())
+        statuses = [c.get(f"/games/{t.id}/events?after=0&access_token={t.tokens[1]}").status_code for _ in range(2)]
+        statuses += [c.get(f"/games/{t.id}/events?after=0", headers=auth(t.tokens[1])).status_code for _ in range(2)]
+        assert statuses == [200, 200, 200, 429]
+        assert c.get(f"/games/{t.id}/events?after=0&access_token={t.tokens[2]}").status_code == 200
+    finally:
+        Store(app.extensions["canasta"].store.redis, key_prefix + ":rt-query").delete_all()
+
+
 def test_seat_to_bot_and_bot_hook(redis_url: str, key_prefix: str) -> None:
     """A change after which a bot is to act hands the turn to the bot queue (by name: the
     API does not import the worker); one after which a person is to act does not. (A prefix
