@@ -151,7 +151,7 @@ def raw_body() -> bytes:
         return raw
     length = environ.get("CONTENT_LENGTH") or ""
     small = min(SMALL_BODY, ctx().settings.max_body_bytes)  # a larger one is Werkzeug's 413
-    if length.isdigit() and int(length) <= small and "HTTP_TRANSFER_ENCODING" not in environ:
+    if length.isascii() and length.isdigit() and int(length) <= small and "HTTP_TRANSFER_ENCODING" not in environ:
         n = int(length)
         raw = environ["wsgi.input"].read(n) if n else b""
         if len(raw) != n:

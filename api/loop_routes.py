@@ -212,7 +212,7 @@ class LoopRoutes:
         if headers.get("CONTENT_TYPE") != JSON or "HTTP_TRANSFER_ENCODING" in headers:
             raise ToFlask
         length = headers.get("CONTENT_LENGTH", "")
-        if not length.isdigit() or int(length) != len(body) or len(body) > min(SMALL_BODY, self.settings.max_body_bytes):
+        if not (length.isascii() and length.isdigit()) or int(length) != len(body) or len(body) > min(SMALL_BODY, self.settings.max_body_bytes):
             raise ToFlask
         m = _ETAG_RE.match(headers.get("HTTP_IF_MATCH", "").strip())
         if m is None:

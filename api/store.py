@@ -29,7 +29,7 @@ from api.redis_io import (
     send,
 )
 
-STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
+STREAM_ID_RE = re.compile(r"^[0-9]{1,20}-[0-9]{1,20}$")  # ASCII: \d takes any script's digits, Redis does not
 STREAM_ID_PART_MAX = 2**64 - 1  # Redis stream ids are two unsigned 64-bit numbers
 LAST_STREAM_ID = f"{STREAM_ID_PART_MAX}-{STREAM_ID_PART_MAX}"
 

@@ -31,7 +31,7 @@ def get_rules(preset: str) -> Response:
     raw = request.args.get("players")
     players = None
     if raw is not None:
-        if not raw.isdigit() or len(raw) > 2:
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 2:
             raise ApiError(400, "invalid_parameter", "players is a whole number.")
         players = int(raw)
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from urllib.parse import quote
 
 import orjson
 import pytest
@@ -152,6 +153,16 @@ def test_events_token_sent_twice_is_refused(client: FlaskClient) -> None:
     assert r.status_code == 400
     r = client.get(f"/games/{t.id}/events?after=0&access_token={token}")
     assert r.status_code == 200 and r.get_json()["events"]
+
+
+@pytest.mark.parametrize("bad", ["\u0661-\u0660", "0-\u0660", "\uff11-0"])
+def test_an_event_id_of_other_digits_is_400(client: FlaskClient, bad: str) -> None:
+    """Digits of other scripts (Arabic-Indic, full-width) are decimal digits to Python's
+    ``\\d`` and ``int``, not to Redis: such an ``after`` was a 500 (Redis refused the XRANGE)."""
+    t = Table(client, four_humans())
+    for wait in ("", "&wait=1"):
+        r = client.get(f"/games/{t.id}/events", query_string=f"after={quote(bad)}{wait}")
+        assert r.status_code == 400 and r.get_json()["code"] == "invalid_event_id", r.get_json()
 
 
 @pytest.mark.parametrize("bad", ["28034295391713460150-0463", "1-18446744073709551616"])

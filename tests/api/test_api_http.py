@@ -268,6 +268,8 @@ def test_rules_and_health(client: FlaskClient) -> None:
     assert r["rules"]["players"] == 6 and r["rules"]["decks"] == 3
     assert_problem(client.get("/rules/nope"), 404, "preset_not_found")
     assert_problem(client.get("/rules/classic?players=3"), 422, "invalid_rules")
+    for other in ("\u00b2", "\u0664"):  # a superscript two (a 500: int() refuses it), an Arabic-Indic four
+        assert_problem(client.get("/rules/classic", query_string={"players": other}), 400, "invalid_parameter")
     assert client.get("/healthz").get_json() == {"status": "ok", "rate_limiter_failures": 0}
     assert client.get("/readyz").get_json() == {"status": "ready"}
     assert client.get("/openapi.yaml").data.startswith(b"openapi: 3.1")
@@ -467,3 +469,15 @@ def test_if_match_with_a_list_proceeds_when_any_etag_is_current(client: FlaskCli
     assert stale.status_code == 412 and stale.get_json()["code"] == "stale_version"
     r = t.move(seat, {"type": "draw"}, f'"{version}", "{version + 1}"')  # RFC 9110: any match
     assert r.status_code == 200 and r.headers["ETag"] == f'"{version + 1}"'
+
+
+def test_a_content_length_of_other_digits_is_a_400(client: FlaskClient) -> None:
+    """``str.isdigit`` takes a superscript two, ``int`` does not: a move whose Content-Length
+    was ``²`` (a plain WSGI server passes it on; granian refuses it itself) was a 500."""
+    t = Table(client, four_humans())
+    view, etag = t.view(0)
+    r = client.post(f"/games/{t.id}/moves", data=b'{"action": {"type": "draw"}}',
+                    headers=auth(t.tokens[view["view"]["to_act"]], **{"Content-Type": "application/json", "If-Match": etag}),
+                    environ_overrides={"CONTENT_LENGTH": "\u00b2"})
+    assert_problem(r, 400, "invalid_json")
+    assert t.view(0)[1] == etag
