@@ -61,6 +61,10 @@ def events(game_id: str) -> Response:
     token = bearer_token(query=True)
     after = _event_id(request.args.get("after"), "after")
     wait = _wait_arg(c.settings.poll_max_wait)
+    if request.method == "HEAD":
+        # no body to wait for; the ASGI app hands only a GET to the hub, so a HEAD that waited
+        # would hold a Flask thread for its whole wait
+        wait = 0.0
     resume = _event_id(request.headers.get("Last-Event-ID"), "Last-Event-ID")
     polling = "after" in request.args or "wait" in request.args
     # every read a poll or a resumed stream needs, in one round trip

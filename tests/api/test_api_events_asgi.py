@@ -172,3 +172,30 @@ def test_stream_limits_refuse_with_429_and_a_gone_client_gives_its_stream_back(b
         for s in held[1:]:
             s.response.close()
 
+
+
+def test_a_head_long_poll_holds_no_flask_thread(base: str) -> None:
+    """``HEAD`` is ``GET`` without a body, so Flask answers it from the events route, but the
+    ASGI app hands only a ``GET`` to the event hub: a ``HEAD`` long-poll waited in a Flask
+    thread for its whole ``wait``. With this server's one thread, a spectator (no token) held
+    every request that Flask answers (a join, a hint, a dry run, a refused move) for 10 s per
+    HEAD. A HEAD has no body to wait for: it is answered at once, with the GET's headers."""
+    with Client(base) as api:
+        game_id, _ = new_game(api, seed=44)
+        last = api.poll(game_id).last_id
+        answered: list[tuple[int, float]] = []
+
+        def head() -> None:
+            t0 = time.monotonic()
+            r = requests.head(f"{base}/games/{game_id}/events?after={last}&wait=10", timeout=30)
+            answered.append((r.status_code, time.monotonic() - t0))
+
+        waiter = threading.Thread(target=head)
+        waiter.start()
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        assert requests.get(f"{base}/rules", timeout=30).status_code == 200  # a request only Flask answers
+        assert time.monotonic() - t0 < 2, "a Flask request waited behind a HEAD long-poll"
+        waiter.join(30)
+        (status, took), = answered
+        assert status == 200 and took < 2
