@@ -13,6 +13,9 @@ from api_helpers import Table, auth, four_humans, replay_log
 from api_players import candidates
 from flask import Flask
 from flask.testing import FlaskClient
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from api.store import Store
 
@@ -153,6 +156,60 @@ def test_events_token_sent_twice_is_refused(client: FlaskClient) -> None:
     assert r.status_code == 400
     r = client.get(f"/games/{t.id}/events?after=0&access_token={token}")
     assert r.status_code == 200 and r.get_json()["events"]
+
+
+_CURSORS = st.one_of(
+    st.text(max_size=30),
+    st.from_regex(r"\A[0-9\u0660-\u0669\uff10-\uff19\u00b2]{1,21}-[0-9\u0660-\u0669]{1,21}\Z"),
+    st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1)).map(lambda p: f"{p[0]}-{p[1]}"),
+)
+
+
+@hsettings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cursor=_CURSORS, seat=st.sampled_from([None, 0, 1]))
+def test_a_forged_cursor_reads_only_the_readers_own_events_or_is_400(client: FlaskClient, cursor: str,
+                                                                      seat: int | None) -> None:
+    """Whatever ``after`` a reader sends (any text, digits of any script, an id from the
+    future or the past, another game's), the answer is 400 ``invalid_event_id`` or events of
+    this game as this reader reads them from the start (or its snapshot): never a 500, never
+    another seat's or another game's event."""
+    games = _cursor_games(client)
+    t, other = games
+    token = t.tokens[seat] if seat is not None else None
+    own = client.get(f"/games/{t.id}/events?after=0", headers=auth(token)).get_json()["events"]
+    foreign = {e["id"] for e in client.get(f"/games/{other.id}/events?after=0").get_json()["events"]}
+    for forged in (cursor, next(iter(foreign))):
+        r = client.get(f"/games/{t.id}/events", query_string={"after": forged}, headers=auth(token))
+        if r.status_code == 400:
+            assert r.get_json()["code"] == "invalid_event_id"
+            continue
+        assert r.status_code == 200, r.get_json()
+        body = r.get_json()
+        if "snapshot" in body:
+            continue
+        assert all(e in own for e in body["events"])
+        assert body["events"] == own[len(own) - len(body["events"]):]
+
+
+_CURSOR_GAMES: dict[int, tuple[Table, Table]] = {}
+
+
+def _cursor_games(client: FlaskClient) -> tuple[Table, Table]:
+    """Two games with a few moves each (made once per app: hypothesis calls the test often)."""
+    key = id(client.application)
+    if key not in _CURSOR_GAMES:
+        tables = []
+        for seed in (31, 32):
+            t = Table(client, four_humans(seed=seed))
+            for _ in range(3):
+                seat = t.view(0)[0]["view"]["to_act"]
+                view, etag = t.view(seat)
+                for action in candidates(view["view"]):
+                    if t.move(seat, action, etag).status_code == 200:
+                        break
+            tables.append(t)
+        _CURSOR_GAMES[key] = (tables[0], tables[1])
+    return _CURSOR_GAMES[key]
 
 
 @pytest.mark.parametrize("bad", ["\u0661-\u0660", "0-\u0660", "\uff11-0"])
