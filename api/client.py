@@ -179,7 +179,7 @@ def parse_retry_after(value: str | None) -> float | None:
     if value is None or not value.strip():
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # str.isdigit takes any script's digits; float() does not
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
@@ -752,7 +752,7 @@ class SseDecoder:
             self._event = value
         elif name == "id" and "\0" not in value:
             self.last_id = value
-        elif name == "retry" and value.isdigit():
+        elif name == "retry" and value.isascii() and value.isdigit():  # ASCII digits only (9.2.6)
             self.retry_ms = int(value)
         return None
 

@@ -148,7 +148,7 @@ def pick(text: str, choice: Choice, game: Mapping[str, Any], cards: Cards) -> De
     text = text.strip()
     if not text:
         return Decision(message="Back to your choices.")
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # "²" is a digit to str.isdigit, not to int()
         n = int(text)
         if not 1 <= n <= len(choice.options):
             return Decision(message=f"Choose 1 to {len(choice.options)}.")

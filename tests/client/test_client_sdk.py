@@ -312,6 +312,7 @@ def test_retry_policy() -> None:
     assert parse_retry_after("3") == 3.0
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
     assert parse_retry_after("soon") is None
+    assert parse_retry_after("²") is None  # a digit to str.isdigit, not to float()
 
 
 # -- events -----------------------------------------------------------------------------------
@@ -416,7 +417,7 @@ def test_the_event_stream_format() -> None:
     messages = decoder.feed("retry: 2500\r\n\r")
     messages += decoder.feed("\nid: 1-0\r\nevent: move\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n: ping\n\n")
     messages += decoder.feed("id: 2-0\rdata: x\r\rid: bad\0id\ndata: y\n")
-    messages += decoder.feed("\nevent: empty\n\n")
+    messages += decoder.feed("\nevent: empty\n\nretry: \u00b2\n\n")  # not ASCII digits: ignored (9.2.6)
     assert decoder.retry_ms == 2500 and decoder.comments == 1
     assert [(m.event, m.data, m.id) for m in messages] == [
         ("move", '{"a":\n1}', "1-0"), ("message", "x", "2-0"), ("message", "y", "2-0"),

@@ -71,6 +71,8 @@ def test_typed_moves_are_read_and_checked_against_the_hand() -> None:
     assert pick("1", discard, game, CARDS).action == discard.options[0]
     assert pick("99", discard, game, CARDS).message == f"Choose 1 to {len(discard.options)}."
     assert pick("", discard, game, CARDS).message == "Back to your choices."
+    for other_digits in ("²", "１", "١"):  # digits of other scripts: not a number here, no crash
+        assert pick(other_digits, discard, game, CARDS).action is None
     assert decide("h", game, menu, CARDS).command == "hint"
     assert decide("quit", game, menu, CARDS).command == "quit"
 
