@@ -103,6 +103,10 @@ class Settings:
     # hints (GET /games/{id}/hint) per window per token, counted apart from the rest: a hint
     # may run a search, so its limit is lower; 0 leaves hints to the per-token limit
     rate_limit_hints_per_token: int = 20
+    # replays (POST /replay) per window per client address, counted apart: a replay runs a
+    # whole game through the engine (a log of the 10 000 moves allowed takes about a second
+    # of CPU), and needs no token; 0 leaves replays to the per-address limit
+    rate_limit_replays_per_address: int = 10
     trust_proxy: bool = False
     # hints: the expert's thinking time (wall clock) and how long an answer is kept for the
     # same game version, seat and bot (0: not kept)

@@ -29,6 +29,7 @@ ANY_QUERY = frozenset({"web.table", "static"})
 # endpoints that take the token in ``?access_token=`` too (EventSource sends no headers): it is
 # counted on that token's limit as if sent in Authorization
 QUERY_TOKEN = frozenset({"events.events"})
+REPLAY_ENDPOINT = "replays.replay"  # POST /replay: a whole game through the engine, its own limit
 ALLOW_HEADERS = "Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID"
 EXPOSE_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed"
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
@@ -50,17 +51,20 @@ def _origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
 def limiter_on(settings: Settings) -> bool:
     """Whether requests are counted at all (any limit set and the limiter enabled)."""
     return settings.rate_limit_enabled and (settings.rate_limit_per_address > 0 or settings.rate_limit_per_token > 0
-                                            or settings.rate_limit_hints_per_token > 0)
+                                            or settings.rate_limit_hints_per_token > 0
+                                            or settings.rate_limit_replays_per_address > 0)
 
 
 def rate_counters(settings: Settings, address: str | None, authorization: str | None,
                   endpoint: str | None) -> list[tuple[str, str, int]]:
-    """The counters one request counts on: (kind, identity, limit) for its client address and,
-    with a bearer token, the token (and hints' own)."""
+    """The counters one request counts on: (kind, identity, limit) for its client address (and
+    replays' own) and, with a bearer token, the token (and hints' own)."""
     s = settings
     counters: list[tuple[str, str, int]] = []
     if s.rate_limit_per_address > 0:
         counters.append(("addr", address or "unknown", s.rate_limit_per_address))
+    if endpoint == REPLAY_ENDPOINT and s.rate_limit_replays_per_address > 0:
+        counters.append(("replay", address or "unknown", s.rate_limit_replays_per_address))
     header = authorization or ""
     token = header[len(BEARER):].strip()
     if header[:len(BEARER)].lower() == BEARER and token:

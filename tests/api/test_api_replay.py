@@ -11,6 +11,7 @@ from flask.testing import FlaskClient
 import engine
 from api import create_app
 from api.config import Settings
+from api.store import Store
 from bots.simulate import play_game
 from cli.engine_cmds import random_policy
 from replay.log import encode_log
@@ -77,3 +78,24 @@ def test_a_log_over_the_body_limit_is_413(settings: Settings) -> None:
     assert len(data) > 8192
     r = small.test_client().post("/replay", data=data, content_type=NDJSON)
     assert r.status_code == 413 and r.get_json()["code"] == "body_too_large"
+
+
+def test_replays_have_their_own_limit_per_address(settings: Settings) -> None:
+    """A replay runs a whole game through the engine and needs no token: an address gets
+    ``rate_limit_replays_per_address`` of them a window, whatever its general allowance."""
+    prefix = settings.key_prefix + ":replay-limit"
+    app = create_app(settings.with_overrides({"key_prefix": prefix, "rate_limit_enabled": True, "rate_limit_per_address": 100,
+                                              "rate_limit_replays_per_address": 2, "rate_limit_window": 30}))
+    c = app.test_client()
+    try:
+        data, _ = _log()
+        statuses = [c.post("/replay", data=data, content_type=NDJSON).status_code for _ in range(3)]
+        assert statuses == [200, 200, 429]
+        r = c.post("/replay", data=data, content_type=NDJSON)
+        assert r.status_code == 429 and r.mimetype == "application/problem+json"
+        assert r.get_json()["code"] == "rate_limited" and 1 <= int(r.headers["Retry-After"]) <= 30
+        assert c.get("/rules").status_code == 200  # the address's other requests go on
+        other = c.post("/replay", data=data, content_type=NDJSON, environ_base={"REMOTE_ADDR": "127.0.0.9"})
+        assert other.status_code == 200
+    finally:
+        Store(app.extensions["canasta"].store.redis, prefix).delete_all()
