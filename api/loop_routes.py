@@ -238,6 +238,8 @@ class LoopRoutes:
             prepared = service.prepare_move(self.settings, game, move, after, service.move_fingerprint(move))
         except (ServiceError, ApiError, ValidationError):
             raise ToFlask(counted) from None
+        except Exception:  # noqa: BLE001 - a failure nobody foresaw (an engine bug), before any write:
+            raise ToFlask(counted) from None  # Flask judges again and answers its problem+json 500, logged
         store = self.store
         if store.durability == "fsync" and not store.fsync_known():
             raise ToFlask(counted)  # Flask asks the server, and the next moves come here again
@@ -281,7 +283,10 @@ class LoopRoutes:
         fields = [("ETag", etag(game.version)), ("Cache-Control", "no-cache"), ("Vary", "Authorization")]
         if etag_matches(headers.get("HTTP_IF_NONE_MATCH"), game.version):
             return self._respond(304, fields, b"", headers)
-        body = orjson.dumps(service.game_view(game, seat, with_rules=True))
+        try:
+            body = orjson.dumps(service.game_view(game, seat, with_rules=True))
+        except Exception:  # noqa: BLE001 - as a move's judging: Flask's problem+json 500, logged
+            raise ToFlask(counted) from None
         return self._respond(200, [("Content-Type", JSON), *fields], body, headers)
 
     # -- the parts ---------------------------------------------------------------------------

@@ -319,6 +319,33 @@ def test_a_lost_script_and_a_lost_connection_are_handed_over(redis_url: str, key
         Store(client, prefix).delete_all()
 
 
+def test_a_failure_nobody_foresaw_is_answered_as_flask_answers_it(pair: tuple[AsgiDriver, AsgiDriver],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception the loop does not expect (an engine bug, here made by hand in the one
+    function each path judges a move with, and in the view a read renders) is Flask's
+    problem+json 500 on both paths, and the move is not applied; granian's bare 500 before."""
+    twins = Twins(*pair, seed=12)
+    view = _view(twins.send("GET", "/games/{game}", 0, [_auth()]))
+    seat, version = view["view"]["to_act"], view["version"]
+    body = orjson.dumps({"action": {"type": "draw"}})
+    headers = [_auth(), ("Content-Type", "application/json"), ("If-Match", f'"{version}"')]
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    with monkeypatch.context() as m:
+        m.setattr("api.service.judge_move", broken)
+        reply = twins.send("POST", "/games/{game}/moves", seat, headers, body)
+    assert reply.status == 500 and reply.header("content-type") == "application/problem+json"
+    assert orjson.loads(reply.body)["code"] == "internal_error"
+    with monkeypatch.context() as m:
+        m.setattr("api.service.game_view", broken)
+        reply = twins.send("GET", "/games/{game}", 0, [_auth()])
+    assert reply.status == 500 and orjson.loads(reply.body)["code"] == "internal_error"
+    assert _view(twins.send("GET", "/games/{game}", 0, [_auth()]))["version"] == version  # nothing applied
+    assert pair[0].app.loop_routes is not None and pair[0].app.loop_routes.handed_over > 0
+
+
 def test_a_few_requests_work_in_each_turn_of_the_loop() -> None:
     async def scenario() -> list[int]:
         turns = Turns(2)
