@@ -34,6 +34,9 @@ from engine.state import NOT_FROZEN, Meld, State
 
 Action = dict[str, Any]
 
+# SeatView.memo keys of the facts the view itself derives
+PLAN, RANK_COUNTS = "going_out_plan", "rank_counts"
+
 
 def _fact(path: str) -> Any:
     """A read-only property of :class:`SeatView`: the public fact at ``path`` of the held state
@@ -165,8 +168,27 @@ class SeatView:
 
     # -- derived, from visible facts only -------------------------------------------------
     def going_out_plan(self) -> list[Action] | None:
-        """The engine's plan to go out from here; it reads only this seat's hand and melds."""
-        return going_out_plan(self._s, self.seat)
+        """The engine's plan to go out from here; it reads only this seat's hand and melds.
+        Searched once per view (a bot and the expert's candidates both ask), unless
+        :meth:`knowing_plan` handed it over."""
+        if PLAN not in self.memo:
+            self.memo[PLAN] = going_out_plan(self._s, self.seat)
+        plan: list[Action] | None = self.memo[PLAN]
+        return plan
+
+    def knowing_plan(self, plan: list[Action] | None) -> SeatView:
+        """This view, told the answer of :meth:`going_out_plan` (``engine.legal_actions_and_plan``
+        searched it while listing the actions): a rollout does not search twice."""
+        self.memo[PLAN] = plan
+        return self
+
+    def hand_rank_counts(self) -> tuple[int, ...]:
+        """:func:`rank_counts` of this hand, counted once per view: the discard and meld scores
+        read it for every action."""
+        counts = self.memo.get(RANK_COUNTS)
+        if counts is None:
+            counts = self.memo[RANK_COUNTS] = tuple(rank_counts(self._s.hands[self.seat]))
+        return counts
 
     def unseen_counts(self) -> list[int]:
         """Per kind: copies this seat has not seen (other hands' unknown cards, the stock)."""
