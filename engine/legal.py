@@ -41,8 +41,17 @@ def legal_actions(s: State, seat: int) -> list[Action]:
     return _legal(s, seat)[0]
 
 
+def legal_actions_and_plan(s: State, seat: int) -> tuple[list[Action], list[Action] | None]:
+    """:func:`legal_actions`, and what :func:`~engine.moves.going_out_plan` answers for ``seat``
+    here: listing the play phase's actions searches for that plan anyway, so a caller that
+    needs both (a bot's rollout) does not search twice."""
+    return _legal(s, seat)
+
+
 def _legal(s: State, seat: int) -> tuple[list[Action], list[Action] | None]:
-    """The legal actions, and the moves that go out from here if the search found them."""
+    """The legal actions, and the moves that go out from here (None: there are none). The
+    plan is searched only where :func:`canasta_bound` lets the side have its canastas; where
+    it does not, no plan can go out."""
     if seat != s.to_act or s.phase not in ("draw", "play", "answer"):
         return [], None
     if s.phase == "answer":

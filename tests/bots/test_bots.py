@@ -194,3 +194,18 @@ def test_expert_beats_greedy() -> None:
                              seed=7, budget=Budget(ms=60_000, rollouts=60))
     s = tournament.summary(match, tournament.run(match, 40, jobs=2))
     assert s["a_win_rate"] >= 0.6, s
+
+
+@pytest.mark.parametrize("preset", ["finnish", "finnish-2p"])
+def test_the_listed_plan_is_the_going_out_plan_in_rule_bot_play(preset):
+    """Where rule bots play, hands go out: there too ``legal_actions_and_plan`` answers what
+    ``going_out_plan`` does (the expert's rollouts hand its plan to the bot's view)."""
+    from engine.legal import legal_actions_and_plan
+    from engine.moves import going_out_plan
+
+    found = 0
+    for state, seat in positions(preset, 300, seed=11):
+        actions, plan = legal_actions_and_plan(state, seat)
+        assert (actions, plan) == (engine.legal_actions(state, seat), going_out_plan(state, seat))
+        found += plan is not None
+    assert found  # some of them go out
