@@ -17,8 +17,8 @@ import sys
 from typing import Any
 
 from bots.greedy import table_points
-from bots.view import SeatView
-from engine.cards import IS_WILD, KINDS, RANK_OF, SUITED_CARDS, hand_value
+from bots.view import SeatView, rank_counts, wild_count
+from engine.cards import THREE, hand_value
 from engine.state import State
 
 ROLLOUT_BOT = "standard"  # the expert's rollouts play it (bots._registry)
@@ -62,12 +62,8 @@ def team_features(s: State, team: int) -> list[float]:
         hand = s.hands[p]
         cards += sum(hand)
         value += hand_value(hand)
-        wilds += sum(hand[k] for k in range(KINDS) if IS_WILD[k])
-        per_rank = [0] * 13
-        for k in range(SUITED_CARDS):
-            if hand[k] and not IS_WILD[k]:
-                per_rank[RANK_OF[k]] += hand[k]
-        pairs += sum(1 for r in range(13) if per_rank[r] >= 2 and r != 2)
+        wilds += wild_count(hand)
+        pairs += sum(1 for r, n in enumerate(rank_counts(hand)) if n >= 2 and r != THREE)
     can_go_out = 1.0 if s.canastas(team) >= rules.going_out.canastas_to_go_out else 0.0
     return [float(table_points(SeatView(s, 0), team)), *melds, cards * stock, cards * (1 - stock),
             value * (1 - stock), value * stock, wilds, pairs, can_go_out, 1.0 if s.opened(team) else 0.0]

@@ -25,6 +25,7 @@ from engine.cards import (
     KINDS,
     RANK_OF,
     SUITED_CARDS,
+    WILDS,
     hand_value,
 )
 from engine.moves import going_out_plan
@@ -35,7 +36,7 @@ from engine.state import NOT_FROZEN, Meld, State
 Action = dict[str, Any]
 
 # SeatView.memo keys of the facts the view itself derives
-PLAN, RANK_COUNTS = "going_out_plan", "rank_counts"
+PLAN, RANK_COUNTS, CANASTAS = "going_out_plan", "rank_counts", "canastas"
 
 
 def _fact(path: str) -> Any:
@@ -148,7 +149,13 @@ class SeatView:
         return self._s.opened(team)
 
     def canastas(self, team: int) -> int:
-        return self._s.canastas(team)
+        """``team``'s canastas; every side's counted once per view (bots ask several times)."""
+        counts = self.memo.get(CANASTAS)
+        if counts is None:
+            s = self._s
+            counts = self.memo[CANASTAS] = tuple(s.canastas(t) for t in range(s.rules.teams))
+        count: int = counts[team]
+        return count
 
     def red_three_score(self, team: int) -> int:
         """What ``team``'s laid red threes count now (R20: a bonus, or a debt while unopened)."""
@@ -292,4 +299,4 @@ def rank_counts(hand: tuple[int, ...]) -> list[int]:
 
 
 def wild_count(hand: tuple[int, ...]) -> int:
-    return sum(hand[k] for k in range(KINDS) if IS_WILD[k])
+    return sum(hand[k] for k in WILDS)
