@@ -53,21 +53,18 @@ class SeatView:
     rollouts; building a new record each time would cost more than the decision itself.
     """
 
-    __slots__ = ("_s", "seat", "memo")
+    __slots__ = ("_s", "seat", "team", "memo")
 
     def __init__(self, state: State, seat: int) -> None:
         self._s = state
         self.seat = seat
+        self.team = state.rules.team_of(seat)  # read by nearly every rule of a bot
         self.memo: dict[str, Any] = {}  # derived facts a bot computes once per decision
 
     # -- the table -------------------------------------------------------------------------
     rules: RuleOptions = _fact("rules")
     players: int = _fact("rules.players")
     teams: int = _fact("rules.teams")
-
-    @property
-    def team(self) -> int:
-        return self._s.rules.team_of(self.seat)
 
     def team_of(self, seat: int) -> int:
         return self._s.rules.team_of(seat)
@@ -215,10 +212,7 @@ def unseen_counts(s: State, seat: int) -> list[int]:
     """The pack minus what ``seat`` sees: its hand, every meld, laid red threes, the pile, the
     wilds beside the pile, and the cards other seats are known to hold (``known_from_pile``)."""
     rules = s.rules
-    left = [rules.dealing.decks] * SUITED_CARDS + [JOKERS_PER_DECK * rules.dealing.decks]  # copies per kind
-    hand = s.hands[seat]
-    for k in range(KINDS):
-        left[k] -= hand[k]
+    left = [copies - held for copies, held in zip(_pack(rules.dealing.decks), s.hands[seat], strict=True)]
     for side in s.melds:
         for m in side:
             if m is not None:
@@ -236,7 +230,13 @@ def unseen_counts(s: State, seat: int) -> list[int]:
             if p != seat:
                 for k in known:
                     left[k] -= 1
-    return [max(n, 0) for n in left]
+    return [n if n > 0 else 0 for n in left]
+
+
+@lru_cache(maxsize=8)
+def _pack(decks: int) -> tuple[int, ...]:
+    """Copies per kind in a pack of ``decks`` decks."""
+    return (decks,) * SUITED_CARDS + (JOKERS_PER_DECK * decks,)
 
 
 def determinize(s: State, seat: int, rng: random.Random) -> State:
