@@ -20,11 +20,10 @@ from typing import Any
 
 from engine.cards import (
     IS_RED_THREE,
-    IS_WILD,
     JOKERS_PER_DECK,
     KINDS,
-    RANK_OF,
     SUITED_CARDS,
+    TWO,
     WILDS,
     hand_value,
 )
@@ -290,11 +289,10 @@ def determinize(s: State, seat: int, rng: random.Random) -> State:
 
 
 def rank_counts(hand: tuple[int, ...]) -> list[int]:
-    """Naturals per rank index (0..12); wilds and threes are counted under their own ranks."""
-    out = [0] * 13
-    for k in range(SUITED_CARDS):
-        if hand[k] and not IS_WILD[k]:
-            out[RANK_OF[k]] += hand[k]
+    """Naturals per rank index (0..12); wilds and threes are counted under their own ranks
+    (so twos, all wild, count none)."""
+    out = [hand[b] + hand[b + 1] + hand[b + 2] + hand[b + 3] for b in range(0, SUITED_CARDS, 4)]
+    out[TWO] = 0
     return out
 
 

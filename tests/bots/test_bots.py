@@ -209,3 +209,14 @@ def test_the_listed_plan_is_the_going_out_plan_in_rule_bot_play(preset):
         assert (actions, plan) == (engine.legal_actions(state, seat), going_out_plan(state, seat))
         found += plan is not None
     assert found  # some of them go out
+
+
+def test_rank_counts_are_the_naturals_per_rank():
+    from bots.view import rank_counts
+    from engine.cards import IS_WILD, RANK_OF, SUITED_CARDS
+
+    rng = random.Random(3)
+    for _ in range(2000):
+        hand = tuple(rng.choice((0, 0, 0, 1, 2, 3)) for _ in range(KINDS))
+        expected = [sum(hand[k] for k in range(SUITED_CARDS) if RANK_OF[k] == r and not IS_WILD[k]) for r in range(13)]
+        assert rank_counts(hand) == expected
