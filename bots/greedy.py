@@ -23,7 +23,7 @@ from engine.cards import (
     parse_card,
     parse_rank,
 )
-from engine.state import GRANTED
+from engine.state import GRANTED, Meld
 
 Action = dict[str, Any]
 
@@ -201,7 +201,7 @@ class Greedy:
         assert meld is not None
         wilds = sum(1 for k in cards if IS_WILD[k])
         nat = len(cards) - wilds
-        grown = meld._replace(cards=meld.cards + tuple(cards), wilds=meld.wilds + wilds)  # the engine's canasta test
+        grown = Meld(rank, meld.cards + tuple(cards), meld.wilds + wilds, meld.hidden)  # for the engine's canasta test
         if grown.is_canasta(rules) and not meld.is_canasta(rules):
             return 45.0 + nat
         if wilds:

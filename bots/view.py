@@ -75,7 +75,8 @@ class SeatView:
     @property
     def opponents(self) -> tuple[int, ...]:
         """Opposing seats in playing order after this seat (the next one first)."""
-        return _opponents(self._s.rules, self.seat)
+        rules = self._s.rules
+        return _opponents(rules.players, rules.teams, self.seat)
 
     def next_opponent(self) -> int | None:
         """The seat that plays next, if it is an opponent (it is the one a discard feeds)."""
@@ -149,7 +150,7 @@ class SeatView:
         counts = self.memo.get(CANASTAS)
         if counts is None:
             s = self._s
-            counts = self.memo[CANASTAS] = tuple(s.canastas(t) for t in range(s.rules.teams))
+            counts = self.memo[CANASTAS] = [s.canastas(t) for t in range(s.rules.teams)]
         count: int = counts[team]
         return count
 
@@ -201,10 +202,10 @@ class SeatView:
 
 
 @lru_cache(maxsize=256)
-def _opponents(rules: RuleOptions, seat: int) -> tuple[int, ...]:
-    n = rules.players
-    team = rules.team_of(seat)
-    return tuple((seat + k) % n for k in range(1, n) if rules.team_of((seat + k) % n) != team)
+def _opponents(players: int, teams: int, seat: int) -> tuple[int, ...]:
+    """Cached by the seating's numbers, not by the rules (hashing them costs more than this).
+    Seats sit in turn by team: ``RuleOptions.team_of`` is the seat modulo the teams."""
+    return tuple((seat + k) % players for k in range(1, players) if (seat + k) % players % teams != seat % teams)
 
 
 def unseen_counts(s: State, seat: int) -> list[int]:

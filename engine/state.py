@@ -34,7 +34,7 @@ class Meld(NamedTuple):
     @classmethod
     def of(cls, rank: int, cards: tuple[int, ...] | list[int], hidden: bool = False) -> Meld:
         cards = tuple(sorted(cards))
-        return cls(rank, cards, sum(1 for k in cards if IS_WILD[k]), hidden)
+        return cls(rank, cards, sum(map(IS_WILD.__getitem__, cards)), hidden)
 
     @property
     def naturals(self) -> int:

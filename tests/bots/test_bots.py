@@ -220,3 +220,14 @@ def test_rank_counts_are_the_naturals_per_rank():
         hand = tuple(rng.choice((0, 0, 0, 1, 2, 3)) for _ in range(KINDS))
         expected = [sum(hand[k] for k in range(SUITED_CARDS) if RANK_OF[k] == r and not IS_WILD[k]) for r in range(13)]
         assert rank_counts(hand) == expected
+
+
+@pytest.mark.parametrize("preset,players", [("classic", 4), ("finnish-2p", 2), ("finnish-3p", 3), ("wiki", 6),
+                                            ("norwegian", 5)])
+def test_opponents_are_the_other_teams_seats_in_playing_order(preset, players):
+    rules = resolve(preset, players)
+    state = engine.new_game(rules)
+    for seat in range(players):
+        expected = tuple((seat + k) % players for k in range(1, players)
+                         if rules.team_of((seat + k) % players) != rules.team_of(seat))
+        assert bots.SeatView(state, seat).opponents == expected
