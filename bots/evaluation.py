@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import random
 import sys
+from functools import lru_cache
 from typing import Any
 
 from bots.greedy import table_points
-from bots.view import SeatView
-from engine.cards import IS_WILD, KINDS, RANK_OF, SUITED_CARDS, hand_value
+from bots.view import SeatView, rank_counts, wild_count
+from engine.cards import THREE, hand_value
 from engine.state import State
 
+HAND_CACHE = 8192  # hands whose features are kept (a decision meets a few dozen new ones)
 ROLLOUT_BOT = "standard"  # the expert's rollouts play it (bots._registry)
 NAMES = ("table", "meld4", "meld5", "meld6", "cards_early", "cards_late", "value_late", "value_early",
          "wilds", "pairs", "can_go_out", "opened")
@@ -59,18 +61,23 @@ def team_features(s: State, team: int) -> list[float]:
     for p in range(rules.players):
         if rules.team_of(p) != team:
             continue
-        hand = s.hands[p]
-        cards += sum(hand)
-        value += hand_value(hand)
-        wilds += sum(hand[k] for k in range(KINDS) if IS_WILD[k])
-        per_rank = [0] * 13
-        for k in range(SUITED_CARDS):
-            if hand[k] and not IS_WILD[k]:
-                per_rank[RANK_OF[k]] += hand[k]
-        pairs += sum(1 for r in range(13) if per_rank[r] >= 2 and r != 2)
+        hand_cards, hand_points, hand_wilds, hand_pairs = hand_features(s.hands[p])
+        cards += hand_cards
+        value += hand_points
+        wilds += hand_wilds
+        pairs += hand_pairs
     can_go_out = 1.0 if s.canastas(team) >= rules.going_out.canastas_to_go_out else 0.0
     return [float(table_points(SeatView(s, 0), team)), *melds, cards * stock, cards * (1 - stock),
             value * (1 - stock), value * stock, wilds, pairs, can_go_out, 1.0 if s.opened(team) else 0.0]
+
+
+@lru_cache(maxsize=HAND_CACHE)
+def hand_features(hand: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """One hand's cards, points, wilds and natural pairs (threes left out). Cached by the
+    hand: in the worlds of one decision most hands are the same from rollout to rollout (the
+    candidates share the worlds, and a short rollout changes only the hands that play)."""
+    pairs = sum(1 for r, n in enumerate(rank_counts(hand)) if n >= 2 and r != THREE)
+    return sum(hand), hand_value(hand), wild_count(hand), pairs
 
 
 def features(s: State, team: int) -> list[float]:

@@ -30,7 +30,7 @@ from bots.greedy import Greedy
 from bots.view import SeatView, determinize
 from engine.cards import parse_card
 from engine.errors import IllegalMove
-from engine.legal import legal_actions
+from engine.legal import legal_actions_and_plan
 from engine.moves import apply
 from engine.state import State
 
@@ -149,10 +149,10 @@ class Expert:
                 if turns_seen >= self.horizon:
                     break
             actor = s.to_act
-            acts = legal_actions(s, actor)
+            acts, plan = legal_actions_and_plan(s, actor)
             if not acts:
                 break
-            choice = acts[0] if len(acts) == 1 else g.choose(SeatView(s, actor), acts, rng)
+            choice = acts[0] if len(acts) == 1 else g.choose(SeatView(s, actor).knowing_plan(plan), acts, rng)
             s = apply(s, actor, choice)
             steps += 1
         return evaluate(s, team, g.name)

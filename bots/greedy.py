@@ -13,7 +13,7 @@ import random
 from typing import Any
 
 from bots.odds import take_chance
-from bots.view import SeatView, rank_counts, wild_count
+from bots.view import SeatView, wild_count
 from engine.cards import (
     IS_BLACK_THREE,
     IS_RED_THREE,
@@ -23,7 +23,7 @@ from engine.cards import (
     parse_card,
     parse_rank,
 )
-from engine.state import GRANTED
+from engine.state import GRANTED, Meld
 
 Action = dict[str, Any]
 
@@ -201,14 +201,14 @@ class Greedy:
         assert meld is not None
         wilds = sum(1 for k in cards if IS_WILD[k])
         nat = len(cards) - wilds
-        grown = meld._replace(cards=meld.cards + tuple(cards), wilds=meld.wilds + wilds)  # the engine's canasta test
+        grown = Meld(rank, meld.cards + tuple(cards), meld.wilds + wilds, meld.hidden)  # for the engine's canasta test
         if grown.is_canasta(rules) and not meld.is_canasta(rules):
             return 45.0 + nat
         if wilds:
             if late:
                 return 4.0
             return self.wild_add
-        if nat == 1 and rank_counts(v.hand)[rank] > 1:
+        if nat == 1 and v.hand_rank_counts()[rank] > 1:
             return 1.0  # the "one natural" variant: the full add scores higher
         if (nat == 2 and v.pile_frozen_for(v.team) and v.pile_size >= 6 and v.hand_size >= 5
                 and not late):
@@ -224,7 +224,7 @@ class Greedy:
         if IS_BLACK_THREE[kind]:
             return -30.0 if v.pile_size >= 3 or not self.late(v) else -5.0
         rank = RANK_OF[kind]
-        counts = rank_counts(v.hand)
+        counts = v.hand_rank_counts()
         n = counts[rank]
         keep = 0.0
         if v.melds(v.team)[rank] is not None:

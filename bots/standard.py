@@ -40,6 +40,7 @@ Fast: one pass over the legal actions with table look-ups (p99 of CPU per decisi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from bots.greedy import Greedy, table_points
@@ -96,25 +97,55 @@ def known_counts(v: SeatView, seat: int, rank: int) -> tuple[int, int]:
     return nat, wild
 
 
+@dataclass
+class UnseenOdds:
+    """What the take chances of one view share: the totals of its unseen counts, and the
+    chances found so far by (seat, rank). A hand's discards share ranks, and the standard
+    bot and the expert's candidates score the same discards of one view."""
+
+    unseen: list[int]  # the counts these figures come from (the view's unseen_counts())
+    total: int  # unseen cards
+    wilds: int  # unseen wilds
+    chances: dict[tuple[int, int], float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, v: SeatView, unseen: list[int]) -> UnseenOdds:
+        """The view's odds for ``unseen``, kept in its memo (made anew for other counts)."""
+        odds = v.memo.get(UNSEEN_ODDS)
+        if odds is None or odds.unseen is not unseen:
+            odds = v.memo[UNSEEN_ODDS] = cls(unseen, sum(unseen), sum(unseen[k] for k in WILD_KINDS))
+        return odds
+
+
+UNSEEN_ODDS = "unseen_odds"  # the SeatView.memo key of UnseenOdds
+
+
 def take_chance_known(v: SeatView, seat: int, rank: int, unseen: list[int]) -> float:
-    """The chance that ``seat`` can take a pile topped by ``rank``: its known cards decide
-    where they suffice; the rest of its hand is a sample of the unseen cards."""
+    """The chance that ``seat`` can take a pile topped by ``rank`` (a natural rank): its known
+    cards decide where they suffice; the rest of its hand is a sample of the unseen cards."""
+    odds = UnseenOdds.of(v, unseen)
+    chance = odds.chances.get((seat, rank))
+    if chance is None:
+        chance = odds.chances[seat, rank] = _take_chance_known(v, seat, rank, odds)
+    return chance
+
+
+def _take_chance_known(v: SeatView, seat: int, rank: int, odds: UnseenOdds) -> float:
     team = v.team_of(seat)
     frozen = v.pile_frozen_for(team)
     if not frozen and v.melds(team)[rank] is not None:
         return 1.0
     nat, wild = known_counts(v, seat, rank)
     hidden = max(v.hand_size_of(seat) - len(v.known_from_pile(seat)), 0)
-    total = sum(unseen)
-    good = sum(unseen[k] for k in range(52) if RANK_OF[k] == rank and not IS_WILD[k])
+    total = odds.total
+    good = sum(odds.unseen[k] for k in range(rank * 4, rank * 4 + 4) if not IS_WILD[k])  # the rank's naturals
     pair = at_least(total, good, hidden, 2 - nat)
     if frozen:
         return pair
     one = at_least(total, good, hidden, 1 - nat)
     if wild:
         return one
-    wilds = sum(unseen[k] for k in WILD_KINDS)
-    return min(1.0, pair + (one - pair) * at_least(total - good, wilds, max(hidden - 1, 0), 1))
+    return min(1.0, pair + (one - pair) * at_least(total - good, odds.wilds, max(hidden - 1, 0), 1))
 
 
 class Standard(Greedy):
@@ -153,7 +184,7 @@ class Standard(Greedy):
 
     def pile_gain(self, v: SeatView) -> float:
         side = v.melds(v.team)
-        counts = rank_counts(v.hand)
+        counts = v.hand_rank_counts()
         gain = 0.0
         for k in v.pile[:-1] + v.pile_beside:
             if IS_WILD[k]:
@@ -302,7 +333,7 @@ class Standard(Greedy):
         """Meld ranks (aces, fours to kings) of which this hand holds a natural pair or more."""
         pairs = v.memo.get("pairs")
         if pairs is None:
-            counts = rank_counts(v.hand)
+            counts = v.hand_rank_counts()
             pairs = v.memo["pairs"] = sum(1 for r in MELD_RANKS if counts[r] >= 2)
         return pairs
 

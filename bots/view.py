@@ -20,11 +20,11 @@ from typing import Any
 
 from engine.cards import (
     IS_RED_THREE,
-    IS_WILD,
     JOKERS_PER_DECK,
     KINDS,
-    RANK_OF,
     SUITED_CARDS,
+    TWO,
+    WILDS,
     hand_value,
 )
 from engine.moves import going_out_plan
@@ -33,6 +33,9 @@ from engine.scoring import red_three_score
 from engine.state import NOT_FROZEN, Meld, State
 
 Action = dict[str, Any]
+
+# SeatView.memo keys of the facts the view itself derives
+PLAN, RANK_COUNTS, CANASTAS = "going_out_plan", "rank_counts", "canastas"
 
 
 def _fact(path: str) -> Any:
@@ -49,21 +52,18 @@ class SeatView:
     rollouts; building a new record each time would cost more than the decision itself.
     """
 
-    __slots__ = ("_s", "seat", "memo")
+    __slots__ = ("_s", "seat", "team", "memo")
 
     def __init__(self, state: State, seat: int) -> None:
         self._s = state
         self.seat = seat
+        self.team = state.rules.team_of(seat)  # read by nearly every rule of a bot
         self.memo: dict[str, Any] = {}  # derived facts a bot computes once per decision
 
     # -- the table -------------------------------------------------------------------------
     rules: RuleOptions = _fact("rules")
     players: int = _fact("rules.players")
     teams: int = _fact("rules.teams")
-
-    @property
-    def team(self) -> int:
-        return self._s.rules.team_of(self.seat)
 
     def team_of(self, seat: int) -> int:
         return self._s.rules.team_of(seat)
@@ -75,7 +75,8 @@ class SeatView:
     @property
     def opponents(self) -> tuple[int, ...]:
         """Opposing seats in playing order after this seat (the next one first)."""
-        return _opponents(self._s.rules, self.seat)
+        rules = self._s.rules
+        return _opponents(rules.players, rules.teams, self.seat)
 
     def next_opponent(self) -> int | None:
         """The seat that plays next, if it is an opponent (it is the one a discard feeds)."""
@@ -145,7 +146,13 @@ class SeatView:
         return self._s.opened(team)
 
     def canastas(self, team: int) -> int:
-        return self._s.canastas(team)
+        """``team``'s canastas; every side's counted once per view (bots ask several times)."""
+        counts = self.memo.get(CANASTAS)
+        if counts is None:
+            s = self._s
+            counts = self.memo[CANASTAS] = [s.canastas(t) for t in range(s.rules.teams)]
+        count: int = counts[team]
+        return count
 
     def red_three_score(self, team: int) -> int:
         """What ``team``'s laid red threes count now (R20: a bonus, or a debt while unopened)."""
@@ -165,8 +172,27 @@ class SeatView:
 
     # -- derived, from visible facts only -------------------------------------------------
     def going_out_plan(self) -> list[Action] | None:
-        """The engine's plan to go out from here; it reads only this seat's hand and melds."""
-        return going_out_plan(self._s, self.seat)
+        """The engine's plan to go out from here; it reads only this seat's hand and melds.
+        Searched once per view (a bot and the expert's candidates both ask), unless
+        :meth:`knowing_plan` handed it over."""
+        if PLAN not in self.memo:
+            self.memo[PLAN] = going_out_plan(self._s, self.seat)
+        plan: list[Action] | None = self.memo[PLAN]
+        return plan
+
+    def knowing_plan(self, plan: list[Action] | None) -> SeatView:
+        """This view, told the answer of :meth:`going_out_plan` (``engine.legal_actions_and_plan``
+        searched it while listing the actions): a rollout does not search twice."""
+        self.memo[PLAN] = plan
+        return self
+
+    def hand_rank_counts(self) -> tuple[int, ...]:
+        """:func:`rank_counts` of this hand, counted once per view: the discard and meld scores
+        read it for every action."""
+        counts = self.memo.get(RANK_COUNTS)
+        if counts is None:
+            counts = self.memo[RANK_COUNTS] = tuple(rank_counts(self._s.hands[self.seat]))
+        return counts
 
     def unseen_counts(self) -> list[int]:
         """Per kind: copies this seat has not seen (other hands' unknown cards, the stock)."""
@@ -176,20 +202,17 @@ class SeatView:
 
 
 @lru_cache(maxsize=256)
-def _opponents(rules: RuleOptions, seat: int) -> tuple[int, ...]:
-    n = rules.players
-    team = rules.team_of(seat)
-    return tuple((seat + k) % n for k in range(1, n) if rules.team_of((seat + k) % n) != team)
+def _opponents(players: int, teams: int, seat: int) -> tuple[int, ...]:
+    """Cached by the seating's numbers, not by the rules (hashing them costs more than this).
+    Seats sit in turn by team: ``RuleOptions.team_of`` is the seat modulo the teams."""
+    return tuple((seat + k) % players for k in range(1, players) if (seat + k) % players % teams != seat % teams)
 
 
 def unseen_counts(s: State, seat: int) -> list[int]:
     """The pack minus what ``seat`` sees: its hand, every meld, laid red threes, the pile, the
     wilds beside the pile, and the cards other seats are known to hold (``known_from_pile``)."""
     rules = s.rules
-    left = [rules.dealing.decks] * SUITED_CARDS + [JOKERS_PER_DECK * rules.dealing.decks]  # copies per kind
-    hand = s.hands[seat]
-    for k in range(KINDS):
-        left[k] -= hand[k]
+    left = [copies - held for copies, held in zip(_pack(rules.dealing.decks), s.hands[seat], strict=True)]
     for side in s.melds:
         for m in side:
             if m is not None:
@@ -207,7 +230,13 @@ def unseen_counts(s: State, seat: int) -> list[int]:
             if p != seat:
                 for k in known:
                     left[k] -= 1
-    return [max(n, 0) for n in left]
+    return [n if n > 0 else 0 for n in left]
+
+
+@lru_cache(maxsize=8)
+def _pack(decks: int) -> tuple[int, ...]:
+    """Copies per kind in a pack of ``decks`` decks."""
+    return (decks,) * SUITED_CARDS + (JOKERS_PER_DECK * decks,)
 
 
 def determinize(s: State, seat: int, rng: random.Random) -> State:
@@ -261,13 +290,12 @@ def determinize(s: State, seat: int, rng: random.Random) -> State:
 
 
 def rank_counts(hand: tuple[int, ...]) -> list[int]:
-    """Naturals per rank index (0..12); wilds and threes are counted under their own ranks."""
-    out = [0] * 13
-    for k in range(SUITED_CARDS):
-        if hand[k] and not IS_WILD[k]:
-            out[RANK_OF[k]] += hand[k]
+    """Naturals per rank index (0..12); wilds and threes are counted under their own ranks
+    (so twos, all wild, count none)."""
+    out = [hand[b] + hand[b + 1] + hand[b + 2] + hand[b + 3] for b in range(0, SUITED_CARDS, 4)]
+    out[TWO] = 0
     return out
 
 
 def wild_count(hand: tuple[int, ...]) -> int:
-    return sum(hand[k] for k in range(KINDS) if IS_WILD[k])
+    return sum(hand[k] for k in WILDS)

@@ -9,6 +9,7 @@ tuple of 53 counts. Card codes are the log format's: rank ``A23456789TJQK``, sui
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import mul
 
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
@@ -100,4 +101,4 @@ def hand_codes(hand: tuple[int, ...]) -> list[str]:
 
 
 def hand_value(hand: tuple[int, ...]) -> int:
-    return sum(VALUE[k] * n for k, n in enumerate(hand) if n)
+    return sum(map(mul, VALUE, hand))

@@ -26,7 +26,8 @@ from engine.cards import (
 from engine.melds import wild_room
 from engine.moves import accepts, ask_refusal, find_take, going_out_plan, may_go_out, take_forced
 from engine.pile import naturals_of, opening_melds, pile_refusal, pile_takes, wild_kinds
-from engine.state import GRANTED, REFUSED, State
+from engine.rules import RuleOptions
+from engine.state import GRANTED, REFUSED, Meld, State
 
 Action = dict[str, Any]
 
@@ -41,8 +42,17 @@ def legal_actions(s: State, seat: int) -> list[Action]:
     return _legal(s, seat)[0]
 
 
+def legal_actions_and_plan(s: State, seat: int) -> tuple[list[Action], list[Action] | None]:
+    """:func:`legal_actions`, and what :func:`~engine.moves.going_out_plan` answers for ``seat``
+    here: listing the play phase's actions searches for that plan anyway, so a caller that
+    needs both (a bot's rollout) does not search twice."""
+    return _legal(s, seat)
+
+
 def _legal(s: State, seat: int) -> tuple[list[Action], list[Action] | None]:
-    """The legal actions, and the moves that go out from here if the search found them."""
+    """The legal actions, and the moves that go out from here (None: there are none). The
+    plan is searched only where :func:`canasta_bound` lets the side have its canastas; where
+    it does not, no plan can go out."""
     if seat != s.to_act or s.phase not in ("draw", "play", "answer"):
         return [], None
     if s.phase == "answer":
@@ -88,8 +98,9 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
     size = sum(hand)
     going_out = may_go_out(s, seat)
 
+    sizes = _rank_sizes(hand)
     bound = s.permission == GRANTED or s.minimum_waived  # R17/R19: the turn must end by going out
-    if bound or canasta_bound(s, seat) >= rules.going_out.canastas_to_go_out:
+    if bound or _canasta_bound(rules, side, sizes, hand[JOKER]) >= rules.going_out.canastas_to_go_out:
         plan = going_out_plan(s, seat)
         if plan:
             sure.append(plan[0])
@@ -111,7 +122,6 @@ def _play_phase(s: State, seat: int) -> tuple[list[Action], list[Action], list[A
 
     # adds to the side's melds
     wilds = wild_kinds(hand)
-    sizes = _rank_sizes(hand)
     for rank in MELD_RANKS:
         meld = side[rank]
         if meld is None:
@@ -181,11 +191,14 @@ def legal_summary(s: State, seat: int) -> dict[str, Any]:
 
 def canasta_bound(s: State, seat: int) -> int:
     """At most how many canastas the side could have after this turn (cheap, never too low)."""
-    rules = s.rules
     hand = s.hands[seat]
-    side = s.melds[rules.team_of(seat)]
-    sizes = _rank_sizes(hand)
-    wilds = hand[JOKER] + sizes[TWO]  # every 2 is wild
+    return _canasta_bound(s.rules, s.melds[s.rules.team_of(seat)], _rank_sizes(hand), hand[JOKER])
+
+
+def _canasta_bound(rules: RuleOptions, side: tuple[Meld | None, ...], sizes: list[int], jokers: int) -> int:
+    """:func:`canasta_bound` from the side's melds, the hand's :func:`_rank_sizes` and its
+    jokers (the play phase's listing counts the sizes once for both)."""
+    wilds = jokers + sizes[TWO]  # every 2 is wild
     canasta_size, min_naturals = rules.melding.canasta_size, rules.melding.canasta_min_naturals
     bound = 0
     for rank in MELD_RANKS:

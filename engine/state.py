@@ -34,7 +34,7 @@ class Meld(NamedTuple):
     @classmethod
     def of(cls, rank: int, cards: tuple[int, ...] | list[int], hidden: bool = False) -> Meld:
         cards = tuple(sorted(cards))
-        return cls(rank, cards, sum(1 for k in cards if IS_WILD[k]), hidden)
+        return cls(rank, cards, sum(map(IS_WILD.__getitem__, cards)), hidden)
 
     @property
     def naturals(self) -> int:
@@ -42,7 +42,7 @@ class Meld(NamedTuple):
 
     @property
     def value(self) -> int:
-        return sum(VALUE[k] for k in self.cards)
+        return sum(map(VALUE.__getitem__, self.cards))
 
     def is_canasta(self, rules: RuleOptions) -> bool:
         return self.reaches(rules.melding.canasta_size, rules.melding.canasta_min_naturals)
@@ -128,9 +128,11 @@ class State(NamedTuple):
     def canastas(self, team: int) -> int:
         rules = self.rules
         size, naturals = rules.melding.canasta_size, rules.melding.canasta_min_naturals
-        return sum(
-            1 for m in self.melds[team] if m is not None and len(m.cards) >= size and m.naturals >= naturals
-        )
+        count = 0  # a loop, not sum() over a generator: bots count canastas in every position they judge
+        for m in self.melds[team]:
+            if m is not None and len(m.cards) >= size and len(m.cards) - m.wilds >= naturals:
+                count += 1
+        return count
 
     def hand_size(self, seat: int) -> int:
         return sum(self.hands[seat])

@@ -194,3 +194,40 @@ def test_expert_beats_greedy() -> None:
                              seed=7, budget=Budget(ms=60_000, rollouts=60))
     s = tournament.summary(match, tournament.run(match, 40, jobs=2))
     assert s["a_win_rate"] >= 0.6, s
+
+
+@pytest.mark.parametrize("preset", ["finnish", "finnish-2p"])
+def test_the_listed_plan_is_the_going_out_plan_in_rule_bot_play(preset):
+    """Where rule bots play, hands go out: there too ``legal_actions_and_plan`` answers what
+    ``going_out_plan`` does (the expert's rollouts hand its plan to the bot's view)."""
+    from engine.legal import legal_actions_and_plan
+    from engine.moves import going_out_plan
+
+    found = 0
+    for state, seat in positions(preset, 300, seed=11):
+        actions, plan = legal_actions_and_plan(state, seat)
+        assert (actions, plan) == (engine.legal_actions(state, seat), going_out_plan(state, seat))
+        found += plan is not None
+    assert found  # some of them go out
+
+
+def test_rank_counts_are_the_naturals_per_rank():
+    from bots.view import rank_counts
+    from engine.cards import IS_WILD, RANK_OF, SUITED_CARDS
+
+    rng = random.Random(3)
+    for _ in range(2000):
+        hand = tuple(rng.choice((0, 0, 0, 1, 2, 3)) for _ in range(KINDS))
+        expected = [sum(hand[k] for k in range(SUITED_CARDS) if RANK_OF[k] == r and not IS_WILD[k]) for r in range(13)]
+        assert rank_counts(hand) == expected
+
+
+@pytest.mark.parametrize("preset,players", [("classic", 4), ("finnish-2p", 2), ("finnish-3p", 3), ("wiki", 6),
+                                            ("norwegian", 5)])
+def test_opponents_are_the_other_teams_seats_in_playing_order(preset, players):
+    rules = resolve(preset, players)
+    state = engine.new_game(rules)
+    for seat in range(players):
+        expected = tuple((seat + k) % players for k in range(1, players)
+                         if rules.team_of((seat + k) % players) != rules.team_of(seat))
+        assert bots.SeatView(state, seat).opponents == expected

@@ -351,3 +351,18 @@ def test_views_share_nothing_with_the_state():
         view["totals"].append(1)
         view["hand_sizes"][0] = 50
     assert orjson.dumps(final.to_json()) == before
+
+
+@pytest.mark.parametrize("preset,players", CONFIGS)
+@PROPERTY
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_listed_plan_is_the_going_out_plan(preset, players, seed):
+    """``legal_actions_and_plan`` answers what ``legal_actions`` and ``going_out_plan`` do,
+    also where it did not search (the canasta bound rules a plan out)."""
+    from engine.legal import legal_actions_and_plan
+    from engine.moves import going_out_plan
+
+    def visit(state, seat, actions, chosen, after):
+        assert legal_actions_and_plan(state, seat) == (actions, going_out_plan(state, seat))
+
+    walk(preset, players, seed, 400, visit)
