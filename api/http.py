@@ -151,7 +151,7 @@ def raw_body() -> bytes:
         return raw
     length = environ.get("CONTENT_LENGTH") or ""
     small = min(SMALL_BODY, ctx().settings.max_body_bytes)  # a larger one is Werkzeug's 413
-    if length.isascii() and length.isdigit() and int(length) <= small and "HTTP_TRANSFER_ENCODING" not in environ:
+    if ascii_number(length) and int(length) <= small and "HTTP_TRANSFER_ENCODING" not in environ:
         n = int(length)
         raw = environ["wsgi.input"].read(n) if n else b""
         if len(raw) != n:
@@ -160,6 +160,12 @@ def raw_body() -> bytes:
         raw = request.get_data(cache=True)
     environ[_BODY_KEY] = raw
     return raw
+
+
+def ascii_number(text: str) -> bool:
+    """``text`` is one or more ASCII digits: ``str.isdigit`` also takes other scripts' digits
+    (Arabic-Indic, full-width, a superscript two), which ``int()`` or Redis refuse."""
+    return text.isascii() and text.isdigit()
 
 
 def bearer_token(*, query: bool = False) -> str | None:

@@ -39,7 +39,6 @@ from typing import Any
 import orjson
 import redis
 from flask import Flask
-from marshmallow import ValidationError
 
 from api import middleware, service
 from api.errors import ApiError, not_durable_problem
@@ -48,6 +47,7 @@ from api.http import (
     JSON,
     SMALL_BODY,
     Ctx,
+    ascii_number,
     bearer_of,
     etag,
     etag_matches,
@@ -212,7 +212,7 @@ class LoopRoutes:
         if headers.get("CONTENT_TYPE") != JSON or "HTTP_TRANSFER_ENCODING" in headers:
             raise ToFlask
         length = headers.get("CONTENT_LENGTH", "")
-        if not (length.isascii() and length.isdigit()) or int(length) != len(body) or len(body) > min(SMALL_BODY, self.settings.max_body_bytes):
+        if not ascii_number(length) or int(length) != len(body) or len(body) > min(SMALL_BODY, self.settings.max_body_bytes):
             raise ToFlask
         m = _ETAG_RE.match(headers.get("HTTP_IF_MATCH", "").strip())
         if m is None:
@@ -236,10 +236,8 @@ class LoopRoutes:
             move = service.MoveRequest(game_id, seat, action, version, key)
             after = service.judge_move(game, move)
             prepared = service.prepare_move(self.settings, game, move, after, service.move_fingerprint(move))
-        except (ServiceError, ApiError, ValidationError):
-            raise ToFlask(counted) from None
-        except Exception:  # noqa: BLE001 - a failure nobody foresaw (an engine bug), before any write:
-            raise ToFlask(counted) from None  # Flask judges again and answers its problem+json 500, logged
+        except Exception:  # noqa: BLE001 - a refusal, or a failure nobody foresaw (an engine bug), before
+            raise ToFlask(counted) from None  # any write: Flask judges again and answers (a 500: problem+json, logged)
         store = self.store
         if store.durability == "fsync" and not store.fsync_known():
             raise ToFlask(counted)  # Flask asks the server, and the next moves come here again

@@ -9,7 +9,7 @@ from flask import Blueprint, Response, request
 import bots
 import engine
 from api.errors import ApiError
-from api.http import ctx, json_response
+from api.http import ascii_number, ctx, json_response
 
 bp = Blueprint("meta", __name__)
 
@@ -31,7 +31,7 @@ def get_rules(preset: str) -> Response:
     raw = request.args.get("players")
     players = None
     if raw is not None:
-        if not (raw.isascii() and raw.isdigit()) or len(raw) > 2:
+        if not ascii_number(raw) or len(raw) > 2:
             raise ApiError(400, "invalid_parameter", "players is a whole number.")
         players = int(raw)
     try:
