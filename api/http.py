@@ -168,14 +168,27 @@ def ascii_number(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
+# the query parameter that carries a bearer token where a client cannot send headers
+# (EventSource), RFC 6750 2.3
+ACCESS_TOKEN = "access_token"
+
+
+def query_token() -> str | None:
+    """The request's ``?access_token=`` (None: not sent), unchecked."""
+    if not request.environ.get("QUERY_STRING"):
+        return None
+    return request.args.get(ACCESS_TOKEN)
+
+
 def bearer_token(*, query: bool = False) -> str | None:
     """The ``Authorization: Bearer`` token (or ``?access_token=`` where allowed)."""
     token = bearer_of(request.environ.get("HTTP_AUTHORIZATION"), check=False)
-    if query and request.environ.get("QUERY_STRING") and "access_token" in request.args:
+    from_query = query_token() if query else None
+    if from_query is not None:
         if token is not None:  # RFC 6750 2: one method per request
             raise ApiError(400, "invalid_parameter",
-                           "Send the token once: in Authorization or in access_token, not both.")
-        token = request.args["access_token"]
+                           f"Send the token once: in Authorization or in {ACCESS_TOKEN}, not both.")
+        token = from_query
     return checked_token(token)
 
 

@@ -11,7 +11,7 @@ from werkzeug.http import parse_list_header
 
 from api.config import Settings
 from api.errors import ApiError, problem_response
-from api.http import FailureCount, ctx
+from api.http import ACCESS_TOKEN, FailureCount, ctx, query_token
 
 log = logging.getLogger("canasta.api")
 
@@ -20,7 +20,7 @@ _EXEMPT = {"meta.healthz", "meta.readyz", "meta.openapi"}
 QUERY_PARAMS: dict[str, frozenset[str]] = {
     "games.post_move": frozenset({"dry_run"}),
     "games.get_hint": frozenset({"bot"}),
-    "events.events": frozenset({"after", "wait", "access_token"}),
+    "events.events": frozenset({"after", "wait", ACCESS_TOKEN}),
     "meta.get_rules": frozenset({"players"}),
 }
 # pages for people take any query: a link to the web table shared in a chat app comes back
@@ -28,7 +28,7 @@ QUERY_PARAMS: dict[str, frozenset[str]] = {
 ANY_QUERY = frozenset({"web.table", "static"})
 # endpoints that take the token in ``?access_token=`` too (EventSource sends no headers): it is
 # counted on that token's limit as if sent in Authorization
-QUERY_TOKEN = frozenset({"events.events"})
+QUERY_TOKEN = frozenset(e for e, names in QUERY_PARAMS.items() if ACCESS_TOKEN in names)
 REPLAY_ENDPOINT = "replays.replay"  # POST /replay: a whole game through the engine, its own limit
 ALLOW_HEADERS = "Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID"
 EXPOSE_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed"
@@ -131,8 +131,8 @@ def _authorization() -> str | None:
     """The request's bearer token as an ``Authorization`` value, for its counters: the header,
     else an ``access_token`` where the endpoint takes one (the route refuses both at once)."""
     header = request.headers.get("Authorization")
-    if header is None and request.endpoint in QUERY_TOKEN and request.environ.get("QUERY_STRING"):
-        token = request.args.get("access_token")
+    if header is None and request.endpoint in QUERY_TOKEN:
+        token = query_token()
         if token:
             return BEARER + token
     return header

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from engine.cards import IS_WILD, KINDS, RANK_OF
-
-WILD_KINDS = tuple(k for k in range(KINDS) if IS_WILD[k])
+from engine.cards import RANK_OF, WILDS
 
 
 @lru_cache(maxsize=65536)
@@ -52,6 +50,6 @@ def take_chance(unseen: list[int], hand_size: int, rank: int, frozen: bool, has_
     if frozen:
         return pair
     one = at_least(total, good, hand_size, 1)
-    wilds = sum(unseen[k] for k in WILD_KINDS)
+    wilds = sum(unseen[k] for k in WILDS)
     wild = at_least(total - good, wilds, max(hand_size - 1, 0), 1)
     return min(1.0, pair + (one - pair) * wild)

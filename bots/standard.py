@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bots.greedy import Greedy, table_points
-from bots.odds import WILD_KINDS, at_least
+from bots.odds import at_least
 from bots.view import SeatView, rank_counts
 from engine.cards import (
     IS_BLACK_THREE,
@@ -53,6 +53,7 @@ from engine.cards import (
     MELD_RANKS,
     RANK_OF,
     VALUE,
+    WILDS,
     parse_card,
     parse_rank,
 )
@@ -113,7 +114,7 @@ class UnseenOdds:
         """The view's odds for ``unseen``, kept in its memo (made anew for other counts)."""
         odds = v.memo.get(UNSEEN_ODDS)
         if odds is None or odds.unseen is not unseen:
-            odds = v.memo[UNSEEN_ODDS] = cls(unseen, sum(unseen), sum(unseen[k] for k in WILD_KINDS))
+            odds = v.memo[UNSEEN_ODDS] = cls(unseen, sum(unseen), sum(unseen[k] for k in WILDS))
         return odds
 
 
@@ -230,7 +231,7 @@ class Standard(Greedy):
         rules = v.rules
         pile = list(v.pile) + list(v.pile_beside)
         counts = rank_counts(v.hand)
-        wilds = sum(v.hand[k] for k in WILD_KINDS) + sum(1 for k in pile if IS_WILD[k])
+        wilds = sum(v.hand[k] for k in WILDS) + sum(1 for k in pile if IS_WILD[k])
         for k in pile:
             if not IS_WILD[k]:
                 counts[RANK_OF[k]] += 1
