@@ -52,6 +52,7 @@ from engine.cards import (
     IS_WILD,
     MELD_RANKS,
     RANK_OF,
+    RED_THREES,
     VALUE,
     WILDS,
     parse_card,
@@ -107,6 +108,7 @@ class UnseenOdds:
     unseen: list[int]  # the counts these figures come from (the view's unseen_counts())
     total: int  # unseen cards
     wilds: int  # unseen wilds
+    red_threes: int  # unseen red threes (not in the hand of a seat past its first turn)
     chances: dict[tuple[int, int], float] = field(default_factory=dict)
 
     @classmethod
@@ -114,7 +116,8 @@ class UnseenOdds:
         """The view's odds for ``unseen``, kept in its memo (made anew for other counts)."""
         odds = v.memo.get(UNSEEN_ODDS)
         if odds is None or odds.unseen is not unseen:
-            odds = v.memo[UNSEEN_ODDS] = cls(unseen, sum(unseen), sum(unseen[k] for k in WILDS))
+            odds = v.memo[UNSEEN_ODDS] = cls(unseen, sum(unseen), sum(unseen[k] for k in WILDS),
+                                             sum(unseen[k] for k in RED_THREES))
         return odds
 
 
@@ -132,21 +135,39 @@ def take_chance_known(v: SeatView, seat: int, rank: int, unseen: list[int]) -> f
 
 
 def _take_chance_known(v: SeatView, seat: int, rank: int, odds: UnseenOdds) -> float:
+    """Exact for hidden cards dealt at random from the unseen ones (as :func:`~bots.view.determinize`
+    deals them, so the expert's worlds agree with it on average; the opening minimum aside)."""
     team = v.team_of(seat)
     frozen = v.pile_frozen_for(team)
     if not frozen and v.melds(team)[rank] is not None:
         return 1.0
     nat, wild = known_counts(v, seat, rank)
     hidden = max(v.hand_size_of(seat) - len(v.known_from_pile(seat)), 0)
-    total = odds.total
+    total = odds.total - odds.red_threes if v.holds_no_red_three(seat) else odds.total
     good = sum(odds.unseen[k] for k in range(rank * 4, rank * 4 + 4) if not IS_WILD[k])  # the rank's naturals
     pair = at_least(total, good, hidden, 2 - nat)
-    if frozen:
+    if frozen or nat >= 2:
         return pair
     one = at_least(total, good, hidden, 1 - nat)
     if wild:
         return one
-    return min(1.0, pair + (one - pair) * at_least(total - good, odds.wilds, max(hidden - 1, 0), 1))
+    # a natural and a wild: exactly 1 - nat more naturals hidden (one - pair), and a wild among
+    # the rest of the hidden cards, which come from the unseen cards that are not the rank's
+    rest = hidden - (1 - nat)
+    return min(1.0, pair + (one - pair) * at_least(total - good, odds.wilds, max(rest, 0), 1))
+
+
+def can_take(v: SeatView, seat: int, rank: int, hand: tuple[int, ...]) -> bool:
+    """Whether ``seat`` holding ``hand`` (a sampled world's) can take a pile topped by ``rank``:
+    the event whose chance :func:`take_chance_known` gives, the opening minimum aside."""
+    team = v.team_of(seat)
+    frozen = v.pile_frozen_for(team)
+    if not frozen and v.melds(team)[rank] is not None:
+        return True
+    naturals = sum(hand[k] for k in range(rank * 4, rank * 4 + 4))
+    if naturals >= 2:
+        return True
+    return not frozen and naturals == 1 and any(hand[k] for k in WILDS)
 
 
 class Standard(Greedy):

@@ -165,6 +165,12 @@ class SeatView:
         return self._s.penalties[team]
 
     # -- turn flags ------------------------------------------------------------------------
+    def holds_no_red_three(self, seat: int) -> bool:
+        """``seat`` has had its first turn where red threes must be laid (R2, R14): any it was
+        dealt or drew is on the table, so none of the unseen ones is in its hand."""
+        s = self._s
+        return bool(s.first_turn_done) and s.first_turn_done[seat] and not s.rules.melding.red_threes_optional
+
     drawn: str = _fact("drawn")
     permission: int = _fact("permission")
     asked: bool = _fact("asked")
