@@ -98,7 +98,7 @@ def _baselines() -> dict[str, Bot]:
     from bots.greedy import Greedy
 
     # the expert before issue 15: greedy rollouts, six candidates
-    return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6, feed_control=False)}
+    return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6)}
 
 
 BASELINES = ("expert-2026-11",)

@@ -14,21 +14,10 @@ decision that is not forced:
 3. rollout: from the candidate, every seat plays greedy on the sampled world until the
    next opponent's turn is over (or the hand ends);
 4. score: the hand-score difference if the hand ended, else a linear estimate of it fit on
-   greedy self-play (:mod:`bots.evaluation`);
-5. feeds: a discard's mean is corrected by how often the sampled worlds let the next
-   opponent take the pile against how often that happens on average (:class:`FeedControl`).
+   greedy self-play (:mod:`bots.evaluation`).
 
 Why a short horizon: a greedy step costs ~0.3 ms, a hand ~150 steps; in a 50-100 ms budget
 only a short look-ahead gives enough worlds per candidate for the mean to mean something.
-
-Why the feed correction: whether the next opponent can take the pile after a discard is a
-coin that the few worlds of a 15 ms search (4-8) toss for each candidate on its own, and a
-pile taken or not swings a rollout by hundreds of points, far more than the candidates differ.
-The chance of that coin is known exactly (:func:`~bots.standard.take_chance_known`, for the
-worlds :func:`~bots.view.determinize` deals), so it serves as a control variate: each mean
-loses beta x (the share of its worlds that fed the pile - that chance), beta fit on the
-decision's own rollouts. The estimate stays unbiased and loses most of the coin's noise
-(four players, 15 ms, against standard: BENCHMARKS.md, "The expert's feed correction").
 """
 
 from __future__ import annotations
@@ -38,9 +27,8 @@ from typing import Any
 
 from bots.evaluation import evaluate
 from bots.greedy import Greedy
-from bots.standard import can_take, take_chance_known
 from bots.view import SeatView, determinize
-from engine.cards import IS_WILD, MELD_RANKS, RANK_OF, parse_card
+from engine.cards import parse_card
 from engine.errors import IllegalMove
 from engine.legal import legal_actions_and_plan
 from engine.moves import apply
@@ -58,80 +46,17 @@ TIE = 1e-9  # means closer than this are equal: the earlier candidate (greedy's 
 SWITCH_MARGIN = 0.0  # points by which a candidate must beat the rule bot's choice (mean over worlds)
 
 
-class FeedControl:
-    """The means of one decision's candidates, with the feed coin of each discard taken out.
-
-    For a candidate that discards a natural of a meld rank, every rollout also records whether
-    the next opponent could take the pile in that world (``fed``: its sampled hand holds what
-    the take needs); the chance of that over the worlds is known (``chance``). The corrected
-    mean is ``mean - beta * (fed share - chance)``, with ``beta`` the slope of value on ``fed``
-    pooled over the decision's discards (each candidate's own means removed): a regression
-    control variate, which keeps the mean unbiased and takes out the part of its noise that
-    the coin explains.
-    """
-
-    def __init__(self, v: SeatView, candidates: list[Action], correct: bool = True) -> None:
-        self.next = v.next_opponent() if correct else None  # None: plain means
-        self.view = v
-        self.ranks: list[int | None] = [self._rank(a) if self.next is not None else None for a in candidates]
-        unseen = v.unseen_counts()
-        self.chances = [None if r is None or self.next is None else take_chance_known(v, self.next, r, unseen)
-                        for r in self.ranks]
-        n = len(candidates)
-        self.count, self.total, self.fed, self.fed_value = [0] * n, [0.0] * n, [0] * n, [0.0] * n
-
-    @staticmethod
-    def _rank(action: Action) -> int | None:
-        if action["type"] != "discard":
-            return None
-        kind = parse_card(action["card"])
-        return RANK_OF[kind] if not IS_WILD[kind] and RANK_OF[kind] in MELD_RANKS else None
-
-    def add(self, i: int, world: State, value: float) -> None:
-        """Candidate ``i``'s rollout in ``world`` was worth ``value``."""
-        self.count[i] += 1
-        self.total[i] += value
-        rank = self.ranks[i]
-        if rank is not None and self.next is not None and can_take(self.view, self.next, rank, world.hands[self.next]):
-            self.fed[i] += 1
-            self.fed_value[i] += value
-
-    def means(self) -> list[float | None]:
-        """Each candidate's corrected mean (None: no legal rollout)."""
-        covariance = variance = 0.0
-        for i, rank in enumerate(self.ranks):
-            n = self.count[i]
-            if rank is None or n < 2:
-                continue
-            share, mean = self.fed[i] / n, self.total[i] / n
-            covariance += self.fed_value[i] - n * share * mean
-            variance += self.fed[i] - n * share * share  # the coin is 0 or 1: its square is itself
-        beta = covariance / variance if variance > 0 else 0.0
-        out: list[float | None] = []
-        for i, chance in enumerate(self.chances):
-            n = self.count[i]
-            if not n:
-                out.append(None)
-                continue
-            mean = self.total[i] / n
-            if chance is not None:
-                mean -= beta * (self.fed[i] / n - chance)
-            out.append(mean)
-        return out
-
-
 class Expert:
     """Search on sampled worlds; greedy plays every seat inside them."""
 
     name = "expert"
 
     def __init__(self, rollout: Greedy | None = None, horizon: int = 2, switch_margin: float = SWITCH_MARGIN,
-                 max_candidates: int = MAX_CANDIDATES, feed_control: bool = True) -> None:
+                 max_candidates: int = MAX_CANDIDATES) -> None:
         self.greedy = rollout or Greedy()
         self.max_candidates = max_candidates
         self.horizon = horizon  # turn changes a rollout plays through (2: to the next seat's turn end)
         self.switch_margin = switch_margin
-        self.feed_control = feed_control  # False: plain means (the expert as it was, a baseline)
 
     def choose(self, v: SeatView, actions: list[Action], rng: random.Random, budget: Any = None) -> Action:
         from bots import Budget
@@ -146,7 +71,8 @@ class Expert:
         clock = b.timer
         started = clock()
         deadline = started + b.ms / 1000.0
-        results = FeedControl(v, candidates, correct=self.feed_control)
+        totals = [0.0] * len(candidates)
+        counts = [0] * len(candidates)
         worlds = 0
         while True:
             world = determinize(state, seat, rng)
@@ -154,7 +80,8 @@ class Expert:
             for i, action in enumerate(candidates):
                 value = self.rollout(world, seat, action, random.Random(seed))
                 if value is not None:
-                    results.add(i, world, value)
+                    totals[i] += value
+                    counts[i] += 1
             worlds += 1
             if b.rollouts is not None and worlds * len(candidates) >= b.rollouts:
                 break
@@ -165,15 +92,15 @@ class Expert:
                 break
             if b.rollouts is not None and clock() >= deadline + OVERRUN_SECONDS:
                 break  # a cap with an absurd budget must still end
-        means = results.means()
         best, best_mean = 0, float("-inf")
-        for i, mean in enumerate(means):
-            if mean is not None and mean > best_mean + TIE:
-                best, best_mean = i, mean
+        for i in range(len(candidates)):
+            if counts[i]:
+                mean = totals[i] / counts[i]
+                if mean > best_mean + TIE:
+                    best, best_mean = i, mean
         # the rule bot's own choice stands unless the search finds clearly better: with a
         # few worlds per candidate, small differences are the sample's luck, not the move's
-        first = means[0]
-        if best and first is not None and best_mean - first < self.switch_margin:
+        if best and counts[0] and best_mean - totals[0] / counts[0] < self.switch_margin:
             return candidates[0]
         return candidates[best]
 

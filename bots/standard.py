@@ -135,8 +135,8 @@ def take_chance_known(v: SeatView, seat: int, rank: int, unseen: list[int]) -> f
 
 
 def _take_chance_known(v: SeatView, seat: int, rank: int, odds: UnseenOdds) -> float:
-    """Exact for hidden cards dealt at random from the unseen ones (as :func:`~bots.view.determinize`
-    deals them, so the expert's worlds agree with it on average; the opening minimum aside)."""
+    """Exact for hidden cards dealt at random from the unseen ones, as
+    :func:`~bots.view.determinize` deals the expert's worlds (the opening minimum aside)."""
     team = v.team_of(seat)
     frozen = v.pile_frozen_for(team)
     if not frozen and v.melds(team)[rank] is not None:
@@ -155,19 +155,6 @@ def _take_chance_known(v: SeatView, seat: int, rank: int, odds: UnseenOdds) -> f
     # the rest of the hidden cards, which come from the unseen cards that are not the rank's
     rest = hidden - (1 - nat)
     return min(1.0, pair + (one - pair) * at_least(total - good, odds.wilds, max(rest, 0), 1))
-
-
-def can_take(v: SeatView, seat: int, rank: int, hand: tuple[int, ...]) -> bool:
-    """Whether ``seat`` holding ``hand`` (a sampled world's) can take a pile topped by ``rank``:
-    the event whose chance :func:`take_chance_known` gives, the opening minimum aside."""
-    team = v.team_of(seat)
-    frozen = v.pile_frozen_for(team)
-    if not frozen and v.melds(team)[rank] is not None:
-        return True
-    naturals = sum(hand[k] for k in range(rank * 4, rank * 4 + 4))
-    if naturals >= 2:
-        return True
-    return not frozen and naturals == 1 and any(hand[k] for k in WILDS)
 
 
 class Standard(Greedy):
