@@ -166,10 +166,7 @@ class SeatView:
 
     # -- turn flags ------------------------------------------------------------------------
     def holds_no_red_three(self, seat: int) -> bool:
-        """``seat`` has had its first turn where red threes must be laid (R2, R14): any it was
-        dealt or drew is on the table, so none of the unseen ones is in its hand."""
-        s = self._s
-        return bool(s.first_turn_done) and s.first_turn_done[seat] and not s.rules.melding.red_threes_optional
+        return holds_no_red_three(self._s, seat)
 
     drawn: str = _fact("drawn")
     permission: int = _fact("permission")
@@ -245,6 +242,13 @@ def _pack(decks: int) -> tuple[int, ...]:
     return (decks,) * SUITED_CARDS + (JOKERS_PER_DECK * decks,)
 
 
+def holds_no_red_three(s: State, seat: int) -> bool:
+    """Where red threes must be laid (R2, R14), a seat that has had its first turn has laid any
+    it was dealt or drew: none of the unseen ones is in its hand (a state without turn flags
+    counts every seat as past it)."""
+    return not s.rules.melding.red_threes_optional and (not s.first_turn_done or s.first_turn_done[seat])
+
+
 def determinize(s: State, seat: int, rng: random.Random) -> State:
     """A whole state that ``seat`` cannot tell from ``s``: hidden cards dealt again at random.
 
@@ -268,7 +272,7 @@ def determinize(s: State, seat: int, rng: random.Random) -> State:
     sizes = {p: sum(s.hands[p]) for p in others}
     stock_n = s.stock_size
     # red threes go to the stock or to hands that may still hold them
-    holders = [p for p in others if not s.first_turn_done[p]] if s.first_turn_done else []
+    holders = [p for p in others if not holds_no_red_three(s, p)]
     slots = [("stock", -1)] * stock_n + [
         ("hand", p) for p in holders for _ in range(sizes[p] - len(placed_hand[p]))
     ]
