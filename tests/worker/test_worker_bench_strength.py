@@ -41,3 +41,29 @@ def test_the_baseline_expert_is_a_bot_for_benchmarks_not_a_level() -> None:
     old = bots.get("expert-2026-11")
     assert old.max_candidates == 6 and type(old.greedy) is Greedy  # type: ignore[attr-defined]
     assert "expert-2026-11" not in bots.NAMES and "expert-2026-11" not in bots.LEVELS
+
+
+def test_a_pairing_splits_where_both_bots_and_the_preset_are_named() -> None:
+    assert bench.parse_pairing("expert@15-expert-2026-11@75-finnish-2p") == (
+        "expert@15", "expert-2026-11@75", "finnish-2p", 0.50)
+    assert bench.parse_pairing("standard-greedy-finnish") == ("standard", "greedy", "finnish", 0.75)
+    assert bench.parse_pairing("expert@15-greedy-finnish") == ("expert@15", "greedy", "finnish", None)
+    assert bench.parse_pairing("greedy-random-norwegian") == ("greedy", "random", "norwegian", None)
+
+
+@pytest.mark.parametrize("text", ["expert@15-greedy-finish", "standard-greddy-finnish", "standard@15-greedy-finnish",
+                                  "expert@x-greedy-finnish", "standard-finnish", "finnish"])
+def test_an_unknown_pairing_is_an_error_not_an_empty_run(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["strength", "--games", "2", "--jobs", "1", "--target", "200",
+                       "--pairings", f"standard-greedy-finnish-2p,{text}"]) == 2
+    out, err = capsys.readouterr()
+    assert " vs " not in out  # nothing is played before the whole list is known
+    assert err.count("\n") == 1 and f"unknown pairing {text!r}" in err
+
+
+def test_a_pairing_without_a_goal_is_played_and_judges_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["strength", "--games", "2", "--jobs", "1", "--target", "200",
+                       "--pairings", "greedy-random-finnish-2p"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if " vs " in line)
+    assert row.split()[:4] == ["greedy", "vs", "random", "finnish-2p"]
+    assert "met" not in row and "MISSED" not in row
