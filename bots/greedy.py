@@ -28,6 +28,7 @@ from engine.state import GRANTED, Meld
 Action = dict[str, Any]
 
 IN_HAND_CARD = 8  # the average cost of a card left in a hand
+CANASTA_ADD = 45.0  # an add that completes a canasta: above every other meld or add once open
 
 
 def table_points(v: SeatView, team: int) -> int:
@@ -203,7 +204,7 @@ class Greedy:
         nat = len(cards) - wilds
         grown = Meld(rank, meld.cards + tuple(cards), meld.wilds + wilds, meld.hidden)  # for the engine's canasta test
         if grown.is_canasta(rules) and not meld.is_canasta(rules):
-            return 45.0 + nat
+            return CANASTA_ADD + nat
         if wilds:
             if late:
                 return 4.0

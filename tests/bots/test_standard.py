@@ -177,10 +177,35 @@ def test_once_its_side_may_go_out_a_wild_stays_in_hand() -> None:
     s = position(hand, ("6H", "9C"), ours=ours, theirs=(meld("A", "AH", "AD", "AS"),))
     assert choose("standard", s)["type"] == "discard"
     assert choose("greedy", s) == {"type": "add", "rank": "5", "cards": ["2C"]}
-    # our side still short of its canastas: the wild goes onto the meld (greedy's play)
-    short = position(hand, ("6H", "9C"), ours=(canasta_k, meld("5", "5H", "5D", "5S")),
+    # our side still short of its canastas: the wild goes onto the meld (greedy's play), where
+    # the pile is too small for cards to wait in hand (test_melds_wait_in_hand_while_the_pile_...)
+    short = position(hand, ("9C",), ours=(canasta_k, meld("5", "5H", "5D", "5S")),
                      theirs=(meld("A", "AH", "AD", "AS"),))
     assert choose("standard", short) == {"type": "add", "rank": "5", "cards": ["2C"]}
+
+
+def test_melds_wait_in_hand_while_the_pile_is_worth_taking() -> None:
+    # opened, no canasta yet, a pile of four: the three jacks and the seven for the sevens stay
+    # in hand (more safe discards, and the jacks take the pile even frozen); greedy lays them
+    ours = (meld("7", "7H", "7D", "7S"), meld("A", "AH", "AD", "AS"))
+    hand = ("JC", "JD", "JH", "7C", "9S", "4D")
+    pile = ("6H", "8D", "TC", "5S")
+    s = position(hand, pile, ours=ours)
+    assert choose("standard", s)["type"] == "discard"
+    assert choose("greedy", s)["type"] in ("meld", "add")
+    # a one-card pile is not worth it: the bot melds as greedy does
+    small = position(hand, ("5S",), ours=ours)
+    assert choose("standard", small)["type"] in ("meld", "add")
+    # late in the stock (20 cards or fewer) the cards go down: a hand's cards count against it
+    late = position(hand, pile, ours=ours, stock=15)
+    assert choose("standard", late)["type"] in ("meld", "add")
+    # an add that completes a canasta is made at once, pile or not
+    six = meld("7", "7H", "7D", "7S", "7H", "7D", "7S")
+    canasta = position(hand, pile, ours=(six, meld("A", "AH", "AD", "AS")))
+    assert choose("standard", canasta) == {"type": "add", "rank": "7", "cards": ["7C"]}
+    # before opening, the opening meld is laid as soon as it can be
+    unopened = position(("JC", "JD", "JH", "AC", "AD", "AH", "9S", "4D"), pile)
+    assert choose("standard", unopened)["type"] == "meld"
 
 
 def test_a_discard_that_brings_the_opponents_meld_near_a_canasta_counts_as_a_race_feed() -> None:
