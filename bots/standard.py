@@ -303,13 +303,13 @@ class Standard(Greedy):
 
     def holds_back(self, v: SeatView) -> bool:
         """Cards that would only lengthen our melds stay in hand while the pile holds
-        :data:`HOLD_PILE` cards or more, until the hand is late: each is one more choice of a
-        safe discard (the fewer cards, the likelier every discard feeds the next opponent), and
-        a natural pair or triple takes the pile when it comes round, even frozen. Added when they
-        complete a canasta, or all at once on the turn out. (Found by where the expert's search
-        departs from this bot: it declined 1 700 of this bot's melds and adds in 60 games;
-        against greedy +6.6 points in four players, +7.5 in two, BENCHMARKS.md.)"""
-        return v.opened(v.team) and v.pile_size >= self.hold_pile and not self.late(v)
+        :data:`HOLD_PILE` cards or more, late in the hand too: each is one more choice of a safe
+        discard (the fewer cards, the likelier every discard feeds the next opponent), and a
+        natural pair or triple takes the pile when it comes round, even frozen. They go down
+        when they complete a canasta, or all at once on the turn out (the going-out plan comes
+        before any meld). Found where the expert's search departs from this bot: in 60 games
+        against greedy it declined 1 700 of the bot's melds and adds (BENCHMARKS.md)."""
+        return v.opened(v.team) and v.pile_size >= self.hold_pile
 
     # -- going out --------------------------------------------------------------------------
     def want_go_out(self, v: SeatView) -> bool:
