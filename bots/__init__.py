@@ -83,7 +83,8 @@ LEVELS = {
     "random": "Plays a legal move at random: for tests and for beginners.",
     "greedy": "Rules of thumb one move at a time: opens early, takes most piles; a weak club player.",
     "standard": "A sound club game: judges a pile by its cards, discards safely with the cards it "
-                "remembers, blocks and freezes the pile, goes out when that wins the hand.",
+                "remembers, keeps cards in hand until they make a canasta, blocks and freezes the "
+                "pile, goes out when that wins the hand.",
     "expert": "Searches sampled deals consistent with what it has seen, playing the standard bot "
               "ahead; thinks for its budget (budget_ms) per decision.",
 }

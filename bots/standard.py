@@ -30,11 +30,16 @@ club player, completes fewer canastas and goes out half as often):
   race; in four-player ``finnish`` one canasta ends the hand, so the first one decides it.
 * **ready to go out**: once our side has its canastas, a wild stays in hand (it melds with
   any pair or onto any meld on the turn out) unless the opponents are near going out.
+* **cards in hand**: once our side has opened, melds and adds that complete no canasta wait
+  in hand while the pile holds two cards or more; they go down with a canasta or on the turn
+  out. Each card kept is one more choice of a safe discard, and a natural pair or triple
+  takes the pile, even frozen, when it comes round. Greedy lays everything at once.
 
-Melding otherwise, canasta building and the partner's melds are greedy's
+Opening, canasta building and the partner's melds are greedy's
 (:class:`~bots.greedy.Greedy` already adds to the side's melds and completes canastas first).
-Measured (BENCHMARKS.md, issue 15): ~80% against greedy in ``finnish-2p``; 55-59% in
-four-player ``finnish`` ~61% over 4 800 games of seeds 5-28 (was ~58%), short of the issue's 75%.
+Measured (BENCHMARKS.md, issue 15): against greedy ~73% in four-player ``finnish`` and ~94%
+in ``finnish-2p`` (seeds 520-539 and 500-509 x 200 games; ~62% and ~83% before the cards in
+hand).
 Fast: one pass over the legal actions with table look-ups (p99 of CPU per decision ~0.2 ms).
 """
 
