@@ -56,6 +56,8 @@ class Greedy:
     late_stock = 16  # stock size from which a hand is "late"
     go_out_margin = 0  # the estimated lead that makes going out worth it
     wild_add = 12.0  # adding a wild that does not complete a canasta, early in a hand
+    early_shed = 0.15  # a discard's points count this much toward shedding it, early in a hand
+    late_shed = 0.6  # and late, when they would count against us
 
     def __init__(self, **weights: float) -> None:
         for name, value in weights.items():
@@ -235,7 +237,7 @@ class Greedy:
         elif n == 2:
             keep += self.pair_keep
         late = self.late(v)
-        keep -= VALUE[kind] * (0.6 if late else 0.15)  # shed points late in the hand
+        keep -= VALUE[kind] * (self.late_shed if late else self.early_shed)  # shed points late in the hand
         return self.danger(v, kind, unseen) + keep
 
     def danger(self, v: SeatView, kind: int, unseen: list[int]) -> float:

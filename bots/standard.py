@@ -178,6 +178,9 @@ class Standard(Greedy):
     pile_card = PILE_CARD
     race_meld = RACE_MELD
     hold_pile = HOLD_PILE
+    # a high card is kept until the hand is late (greedy sheds it a little from the start): it
+    # is points on our melds when it goes down, and points in the pile the next opponent takes
+    early_shed = -0.5
     feed_meld = FEED_MELD
     feed_race = FEED_RACE
 
