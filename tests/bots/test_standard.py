@@ -238,11 +238,14 @@ def test_against_an_unopened_side_it_keeps_the_card_whose_pile_take_would_open_i
     v = SeatView(s, SEAT)
     ace, five = parse_card("AH"), parse_card("5C")
     assert Standard.opening_chance(v, 1, ace) > Standard.opening_chance(v, 1, five)
-    # a minimum of 120 that neither opens near: the same chance, and the ace (20 points) goes
+    # a minimum of 120 that neither opens near: the same chance; early in the hand the ace's 20
+    # points stay in hand (they count on our melds), and late in the stock the ace is shed
     high = s._replace(minimums=(50, 120))
     hv = SeatView(high, SEAT)
     assert Standard.opening_chance(hv, 1, ace) == Standard.opening_chance(hv, 1, five)
-    assert choose("standard", high) == {"type": "discard", "card": "AH"}
+    assert choose("standard", high) == {"type": "discard", "card": "5C"}
+    late = position(hand, pile, ours=(meld("9", "9H", "9D", "9S"),), stock=15)._replace(minimums=(50, 120))
+    assert choose("standard", late) == {"type": "discard", "card": "AH"}
 
 
 def test_it_goes_out_when_going_out_wins_the_hand() -> None:
