@@ -177,12 +177,18 @@ class Greedy:
         """Ask when the partner holds enough cards that only they can judge the cost."""
         return bool(v.partners) and sum(v.hand_size_of(p) for p in v.partners) >= 5
 
+    @staticmethod
+    def lays_red_three(a: Action) -> bool:
+        """A meld action that lays one optional red three (it scores, and is replaced)."""
+        groups: list[list[str]] = a["melds"] if a["type"] == "meld" else []
+        return len(groups) == 1 and len(groups[0]) == 1 and IS_RED_THREE[parse_card(groups[0][0])]
+
     def meld_score(self, v: SeatView, a: Action) -> float:
         rules = v.rules
         late = self.late(v)
         if a["type"] == "meld":
             groups = [[parse_card(c) for c in g] for g in a["melds"]]
-            if len(groups) == 1 and len(groups[0]) == 1 and IS_RED_THREE[groups[0][0]]:
+            if self.lays_red_three(a):
                 return 100.0  # optional red three: lay it (it scores, and is replaced)
             if not v.opened(v.team):
                 return 60.0 + sum(len(g) for g in groups)  # open as soon as possible

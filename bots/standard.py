@@ -65,7 +65,7 @@ from engine.cards import (
     parse_rank,
 )
 from engine.melds import wild_room
-from engine.state import NOT_FROZEN
+from engine.state import NOT_FROZEN, Meld
 
 Action = dict[str, Any]
 
@@ -291,24 +291,16 @@ class Standard(Greedy):
         return 0.0 if self.holds_back(v) else score
 
     @staticmethod
-    def lays_red_three(a: Action) -> bool:
-        """A meld action laying an optional red three (it scores and is replaced: never held)."""
-        return a["type"] == "meld" and any(IS_RED_THREE[parse_card(g[0])] for g in a["melds"] if len(g) == 1)
-
-    @staticmethod
     def completes_canasta(v: SeatView, a: Action) -> bool:
         """The action leaves a canasta where our side had none of that rank: a meld laid whole,
         or an add that brings a meld to the canasta's size."""
-        melding = v.rules.melding
         if a["type"] == "meld":
-            groups = [[parse_card(c) for c in g] for g in a["melds"]]
-        else:
-            meld = v.melds(v.team)[parse_rank(a["rank"])]
-            if meld is None or meld.is_canasta(v.rules):
-                return False
-            groups = [list(meld.cards) + [parse_card(c) for c in a["cards"]]]
-        return any(len(g) >= melding.canasta_size and sum(1 for k in g if not IS_WILD[k]) >= melding.canasta_min_naturals
-                   for g in groups)
+            laid = [Meld.of(0, [parse_card(c) for c in g]) for g in a["melds"]]  # the test reads no rank
+            return any(m.is_canasta(v.rules) for m in laid)
+        meld = v.melds(v.team)[parse_rank(a["rank"])]
+        if meld is None or meld.is_canasta(v.rules):
+            return False
+        return Meld.of(meld.rank, meld.cards + tuple(parse_card(c) for c in a["cards"])).is_canasta(v.rules)
 
     def holds_back(self, v: SeatView) -> bool:
         """Cards that would only lengthen our melds stay in hand while the pile holds
