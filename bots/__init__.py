@@ -98,8 +98,8 @@ def _baselines() -> dict[str, Bot]:
     from bots.expert import Expert
     from bots.greedy import Greedy
 
-    # the expert before issue 15: greedy rollouts, six candidates
-    return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6)}
+    # the expert before issue 15: greedy rollouts, six candidates, two of them other melds
+    return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6, other_melds=2)}
 
 
 BASELINES = ("expert-2026-11",)

@@ -140,6 +140,36 @@ def test_an_expert_budget_on_the_cpu_clock_counts_the_thread_s_cpu_time() -> Non
     assert searched >= 3
 
 
+def test_the_expert_tries_no_meld_but_the_rule_bot_s_own() -> None:
+    """The leaf evaluation cannot see what a card kept in hand is worth, so the expert tries
+    no meld or add besides the standard bot's own choice (it may still decline that one for
+    a discard); the expert before issue 15 tried two more, and still does."""
+    from bots.expert import Expert
+    from bots.view import SeatView
+
+    expert, old = bots.get("expert"), bots.get("expert-2026-11")
+    assert isinstance(expert, Expert) and isinstance(old, Expert)
+    melds_on_offer = old_tried = 0
+    for n, (state, seat) in enumerate(positions("finnish-2p", 400, seed=4)):
+        if state.phase != "play":
+            continue
+        actions = engine.legal_actions(state, seat)
+        view = SeatView(state, seat)
+        default = expert.greedy.choose(view, actions, random.Random(n))
+        melds = [a for a in actions if a["type"] in ("meld", "add") and a != default]
+        if not melds:
+            continue
+        melds_on_offer += 1
+        tried = expert.candidates(view, actions, default)
+        assert tried[0] == default
+        plan = view.going_out_plan()
+        assert all(a not in melds or (plan and a == plan[0]) for a in tried[1:]), tried
+        old_default = old.greedy.choose(view, actions, random.Random(n))
+        old_tried += any(a["type"] in ("meld", "add") and a != old_default
+                         for a in old.candidates(view, actions, old_default))
+    assert melds_on_offer >= 20 and old_tried >= 10, (melds_on_offer, old_tried)
+
+
 def test_choose_refuses_a_seat_that_is_not_to_act() -> None:
     state, seat = positions("finnish-2p", 1, seed=2)[0]
     with pytest.raises(ValueError):
