@@ -16,8 +16,10 @@ decision that is not forced:
 4. score: the hand-score difference if the hand ended, else a linear estimate of it fit on
    greedy self-play (:mod:`bots.evaluation`).
 
-Why a short horizon: a greedy step costs ~0.3 ms, a hand ~150 steps; in a 50-100 ms budget
-only a short look-ahead gives enough worlds per candidate for the mean to mean something.
+Why a short horizon: a step of standard self-play costs ~0.15 ms (the bot, the legal actions
+and the move) and a hand ~95 moves, so a rollout to the hand's end would spend a 15 ms budget
+on one world; only a short look-ahead gives enough worlds per candidate for the mean to mean
+something.
 
 Measured at 15 ms against the standard bot (BENCHMARKS.md, issue 15): ~78% of ``finnish-2p``
 games, ~50% in four players. There the limit is the next opponent's hidden hand, not the
