@@ -8,6 +8,12 @@ final hand-score difference on these features, over positions of self-play by
 games misjudge its positions). ``python -m bots.evaluation finnish 400 [BOT]`` refits them (R^2 on
 held-out positions of standard self-play, 400 games: 0.27 for four players, 0.35 for two;
 the weights fit on greedy's games scored 0.17 and 0.30 there).
+
+The standard weights are those of the standard bot of 2026-12-01, before it kept its cards
+in hand. On today's bot's positions (2 000 games each) they score 0.219 and 0.324, a refit
+0.235 and 0.327. The refit did not change the expert's play in four players (51.5% against
+the standard bot, 53.5% with these, 200 games of seed 600; BENCHMARKS.md, 2026-12-04), and
+the two-player figures were measured with these, so they stay.
 """
 
 from __future__ import annotations
