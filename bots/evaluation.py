@@ -8,12 +8,6 @@ final hand-score difference on these features, over positions of self-play by
 games misjudge its positions). ``python -m bots.evaluation finnish 400 [BOT]`` refits them (R^2 on
 held-out positions of standard self-play, 400 games: 0.27 for four players, 0.35 for two;
 the weights fit on greedy's games scored 0.17 and 0.30 there).
-
-The standard weights are those of the standard bot of 2026-12-01, before it kept its cards
-in hand. On today's bot's positions (2 000 games each) they score 0.219 and 0.324, a refit
-0.235 and 0.327. The refit did not change the expert's play in four players (51.5% against
-the standard bot, 53.5% with these, 200 games of seed 600; BENCHMARKS.md, 2026-12-04), and
-the two-player figures were measured with these, so they stay.
 """
 
 from __future__ import annotations
@@ -36,7 +30,11 @@ NAMES = ("table", "meld4", "meld5", "meld6", "cards_early", "cards_late", "value
 # Per rollout bot: fit on its self-play, 400 games each of finnish and finnish-2p (standard)
 # or 150 (greedy: the weights of the expert as it was, kept for the expert-2026-11 baseline);
 # "partners" also serves the other partnership presets and "alone" the games where each
-# plays alone.
+# plays alone. The standard weights are the standard bot's of 2026-12-01, before it kept its
+# cards in hand: on its positions of 2026-12-04 (2 000 games a preset) they score R^2 0.219
+# and 0.324, a refit 0.235 and 0.327. The refit made the expert no stronger in four players
+# (51.5% against the standard bot, 53.5% with these, 200 games of seed 600; BENCHMARKS.md),
+# and the two-player figures were measured with these, so they stay.
 WEIGHTS: dict[str, dict[str, tuple[float, ...]]] = {
     "standard": {
         "partners": (0.98, 39.18, 48.06, 125.77, -27.69, 54.51, -0.49, 1.59, 61.01, 40.17, -12.78, -96.90),
