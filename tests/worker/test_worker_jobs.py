@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -236,3 +237,26 @@ def test_the_worker_beats_its_heartbeat_in_one_round_trip_and_not_before_every_j
         assert rclient.ttl(w.key) > 500
     finally:
         rclient.delete(w.key)
+
+
+def test_a_stopping_worker_does_not_wait_for_its_command_listener(rclient: Any, cfg: WorkerConfig) -> None:
+    """RQ's listener thread may read the reply to UNSUBSCRIBE before it is told to stop (the
+    stopping thread descheduled in between, as on a loaded machine); it then waited RQ's 60 s
+    poll for a new subscription, and the worker with it."""
+    from worker.cli import PUBSUB_STOP_SECONDS, _make_worker
+
+    w = _make_worker(rclient, cfg)
+    w.subscribe()
+    thread = w.pubsub_thread
+    assert thread is not None and thread.is_alive()
+    real_stop = thread.stop
+
+    def descheduled(*a: Any, **k: Any) -> None:
+        time.sleep(0.5)  # the listener reads on meanwhile
+        real_stop(*a, **k)
+
+    thread.stop = descheduled  # type: ignore[method-assign]
+    started = time.monotonic()
+    w.unsubscribe()
+    assert time.monotonic() - started < PUBSUB_STOP_SECONDS
+    assert not thread.is_alive()
