@@ -22,8 +22,10 @@ on one world; only a short look-ahead gives enough worlds per candidate for the 
 something.
 
 Measured at 15 ms against the standard bot (BENCHMARKS.md, issue 15): ~78% of ``finnish-2p``
-games, ~50% in four players. There the limit is the next opponent's hidden hand, not the
-search: with that hand dealt true in its worlds it won 71.5%.
+games, ~50% in four players. There the limit is time: rollouts to the hand's end (no
+estimate) in 30 worlds a decision won 65% of four-player games against it (200 games, 11
+points more than this search on the same decks), at ~320 ms of CPU a decision; in 12 worlds
+(~130 ms) they won no more than this search does at 15 ms.
 """
 
 from __future__ import annotations
