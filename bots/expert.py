@@ -23,9 +23,9 @@ something.
 
 Measured at 15 ms against the standard bot (BENCHMARKS.md, issue 15): ~78% of ``finnish-2p``
 games, ~50% in four players. There the limit is time: rollouts to the hand's end (no
-estimate) in 30 worlds a decision won 65% of four-player games against it (200 games, 11
-points more than this search on the same decks), at ~320 ms of CPU a decision; in 12 worlds
-(~130 ms) they won no more than this search does at 15 ms.
+estimate) in 30 worlds a decision won 65% of four-player games against the standard bot
+(200 games; 11 points more than this search on the same decks), at ~320 ms of CPU a
+decision; in 12 worlds (~130 ms) they won no more than this search does at 15 ms.
 """
 
 from __future__ import annotations
