@@ -72,7 +72,8 @@ def _registry() -> dict[str, Bot]:
     from bots.random_bot import RandomBot
     from bots.standard import Standard
 
-    return {"random": RandomBot(), "greedy": Greedy(), "standard": Standard(), "expert": Expert(rollout=Standard())}
+    return {"random": RandomBot(), "greedy": Greedy(), "standard": Standard(),
+            "expert": Expert(rollout=Standard(), use_distilled=True)}
 
 
 _BOTS: dict[str, Bot] | None = None
@@ -86,7 +87,8 @@ LEVELS = {
                 "remembers, keeps cards in hand until they make a canasta, blocks and freezes the "
                 "pile, goes out when that wins the hand.",
     "expert": "Searches sampled deals consistent with what it has seen, playing the standard bot "
-              "ahead; thinks for its budget (budget_ms) per decision.",
+              "ahead; thinks for its budget (budget_ms) per decision. With a partner it judges its "
+              "discards and melds by what searching to the hand's end taught it.",
 }
 BUDGETED = frozenset({"expert"})  # the levels whose thinking time a seat may set
 BUDGET_LIMITS_MS = (5, 250)  # the budget a seat may ask for, inclusive
@@ -97,12 +99,15 @@ def _baselines() -> dict[str, Bot]:
     levels: the API offers :data:`NAMES` only."""
     from bots.expert import Expert
     from bots.greedy import Greedy
+    from bots.standard import Standard
 
-    # the expert before issue 15: greedy rollouts, six candidates, two of them other melds
-    return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6, other_melds=2)}
+    # the expert before issue 15: greedy rollouts, six candidates, two of them other melds;
+    # and the expert before its distilled judgment (it searched every decision)
+    return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6, other_melds=2),
+            "expert-2026-12": Expert(rollout=Standard())}
 
 
-BASELINES = ("expert-2026-11",)
+BASELINES = ("expert-2026-11", "expert-2026-12")
 
 
 def get(name: str) -> Bot:

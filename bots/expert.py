@@ -21,11 +21,15 @@ and the move) and a hand ~95 moves, so a rollout to the hand's end would spend a
 on one world; only a short look-ahead gives enough worlds per candidate for the mean to mean
 something.
 
+In partnerships this search chooses no better than the standard bot: judged by rollouts to
+the hand's end, its discards gain nothing over the bot's own. Rollouts to the hand's end do
+(in 30 worlds a decision they won 65% of four-player games against the standard bot), at ~320
+ms of CPU a decision. So there, with ``use_distilled``, the discards and the choice between the
+bot's meld and a discard are not searched but judged by :mod:`bots.distilled`, linear models
+fit offline on such rollouts; going out, the draw and the answers are still searched.
+
 Measured at 15 ms against the standard bot (BENCHMARKS.md, issue 15): ~78% of ``finnish-2p``
-games, ~50% in four players. There the limit is time: rollouts to the hand's end (no
-estimate) in 30 worlds a decision won 65% of four-player games against the standard bot
-(200 games; 11 points more than this search on the same decks), at ~320 ms of CPU a
-decision; in 12 worlds (~130 ms) they won no more than this search does at 15 ms.
+games, 58% in four-player ``finnish`` (~50% before the distilled judgment).
 """
 
 from __future__ import annotations
@@ -33,8 +37,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from bots import distilled
 from bots.evaluation import evaluate
 from bots.greedy import Greedy
+from bots.standard import Standard
 from bots.view import SeatView, determinize
 from engine.cards import parse_card
 from engine.errors import IllegalMove
@@ -67,12 +73,16 @@ class Expert:
     name = "expert"
 
     def __init__(self, rollout: Greedy | None = None, horizon: int = 2, switch_margin: float = SWITCH_MARGIN,
-                 max_candidates: int = MAX_CANDIDATES, other_melds: int = OTHER_MELDS) -> None:
+                 max_candidates: int = MAX_CANDIDATES, other_melds: int = OTHER_MELDS,
+                 max_steps: int = MAX_ROLLOUT_STEPS, use_distilled: bool = False) -> None:
         self.greedy = rollout or Greedy()
         self.max_candidates = max_candidates
         self.other_melds = other_melds  # melds and adds tried besides the rule bot's own choice
         self.horizon = horizon  # turn changes a rollout plays through (2: to the next seat's turn end)
+        self.max_steps = max_steps  # moves a rollout plays at most
         self.switch_margin = switch_margin
+        # the bot whose scores bots.distilled corrects, where it has weights (None: always search)
+        self.judge_bot = self.greedy if use_distilled and isinstance(self.greedy, Standard) else None
 
     def choose(self, v: SeatView, actions: list[Action], rng: random.Random, budget: Any = None) -> Action:
         from bots import Budget
@@ -82,6 +92,10 @@ class Expert:
         candidates = self.candidates(v, actions, default)
         if len(candidates) <= 1:
             return default
+        if self.judge_bot is not None:
+            judged = distilled.judge(self.judge_bot, v, candidates)
+            if judged is not None:
+                return judged  # a partnership's discard or meld: what deep search taught, at once
         state = v._s  # the sampled worlds are built from the seat's view only (determinize)
         seat = v.seat
         clock = b.timer
@@ -159,7 +173,7 @@ class Expert:
         last_turn = world.turn
         steps = 0
         g = self.greedy
-        while s.phase in ("draw", "play", "answer") and steps < MAX_ROLLOUT_STEPS:
+        while s.phase in ("draw", "play", "answer") and steps < self.max_steps:
             if s.turn != last_turn:
                 turns_seen += 1
                 last_turn = s.turn

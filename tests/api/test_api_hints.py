@@ -27,9 +27,10 @@ def limited(redis_url: str, key_prefix: str) -> Iterator[FlaskClient]:
     yield app.test_client()
 
 
-def drawn(client: FlaskClient, seed: int = 7) -> Table:
-    """A game whose first seat has drawn: a choice among many moves (the expert searches)."""
-    t = Table(client, four_humans(seed=seed))
+def drawn(client: FlaskClient, seed: int = 7, **game: Any) -> Table:
+    """A game whose first seat has drawn: a choice among many moves (``game``: a preset and
+    players for ``four_humans``)."""
+    t = Table(client, four_humans(seed=seed, **game))
     _, etag = t.view(0)
     assert t.move(0, {"type": "draw"}, etag).status_code == 200
     return t
@@ -82,13 +83,14 @@ def test_hints_have_their_own_lower_limit_per_token(limited: FlaskClient) -> Non
 
 def test_the_expert_thinks_within_its_budget(redis_url: str, key_prefix: str) -> None:
     """The wall-clock budget is the server's setting: a long one is used (the expert
-    searches until it runs out), a short one ends the search early."""
+    searches until it runs out), a short one ends the search early. Two players: in
+    partnerships the expert judges a discard without searching (bots.distilled)."""
     timings = {}
     for budget in (1000, 20):
         app = create_app({"redis_url": redis_url, "key_prefix": key_prefix, "test_seeds": True,
                           "rate_limit_enabled": False, "hint_budget_ms": budget, "hint_cache_seconds": 0})
         c = app.test_client()
-        t = drawn(c)
+        t = drawn(c, preset="finnish-2p", players=2)
         game = service.load_game(app.extensions["canasta"].store, t.id)
         assert game.state is not None
         assert len(engine.legal_actions(game.state, 0)) > 1  # a choice: the expert searches

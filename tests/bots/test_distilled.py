@@ -1,0 +1,94 @@
+"""The expert's distilled judgment (bots.distilled): where it applies, that the expert plays it
+without searching, and that its offline sampling and fitting run end to end."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import orjson
+
+import engine
+from bots import Budget, distilled
+from bots.expert import Expert
+from bots.standard import Standard
+from bots.view import SeatView
+from tests.bots.test_bots import positions
+
+
+class CountingExpert(Expert):
+    """The expert, counting the rollouts it plays."""
+
+    rollouts = 0
+
+    def rollout(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.rollouts += 1
+        return super().rollout(*args, **kwargs)
+
+
+def judged_positions(preset: str, count: int, seed: int):
+    """Play-phase positions whose expert candidates are the bot's choice and other discards."""
+    expert = Expert(rollout=Standard())
+    for n, (state, seat) in enumerate(positions(preset, count, seed)):
+        if state.phase != "play":
+            continue
+        actions = engine.legal_actions(state, seat)
+        view = SeatView(state, seat)
+        candidates = expert.candidates(view, actions, expert.greedy.choose(view, actions, random.Random(n)))
+        if len(candidates) > 1 and all(a["type"] == "discard" for a in candidates[1:]):
+            yield n, state, seat, actions, candidates
+
+
+def test_the_weights_name_every_feature() -> None:
+    for models in distilled.WEIGHTS.values():
+        assert len(models["discard"]) == len(distilled.DISCARD_FEATURES)
+        assert len(models["hold"]) == len(distilled.HOLD_FEATURES)
+
+
+def test_it_judges_partnership_discards_and_melds_only() -> None:
+    """Weights exist for partnerships: there it picks one of the candidates (the meld, or a
+    discard instead); in a two-player game, or where going out is a candidate, the search decides."""
+    bot, judged = Standard(), {"discard": 0, "meld": 0}
+    for _, state, seat, _, candidates in judged_positions("finnish", 120, seed=21):
+        view = SeatView(state, seat)
+        if view.next_opponent() is None:
+            continue
+        choice = distilled.judge(bot, view, candidates)
+        assert choice in candidates
+        judged["discard" if candidates[0]["type"] == "discard" else "meld"] += 1
+        going_out = [*candidates[:1], {"type": "ask_go_out"}, *candidates[1:]]
+        assert distilled.judge(bot, view, going_out) is None
+    assert judged["discard"] >= 20 and judged["meld"] >= 3, judged
+    for _, state, seat, _, candidates in judged_positions("finnish-2p", 40, seed=22):
+        assert distilled.judge(bot, SeatView(state, seat), candidates) is None
+
+
+def test_the_expert_plays_the_judgment_without_a_rollout() -> None:
+    """In partnerships a judged decision costs a few dot products: the budget is not spent."""
+    expert, bot = CountingExpert(rollout=Standard(), use_distilled=True), Standard()
+    checked = 0
+    for n, state, seat, actions, candidates in judged_positions("finnish", 80, seed=23):
+        view = SeatView(state, seat)
+        if view.next_opponent() is None:
+            continue
+        choice = expert.choose(SeatView(state, seat), actions, random.Random(n), Budget(ms=50, rollouts=30))
+        assert choice == distilled.judge(bot, view, candidates)
+        checked += 1
+    assert checked >= 10 and expert.rollouts == 0
+    searching = CountingExpert(rollout=Standard())  # the judgment off: the search as before
+    n, state, seat, actions, _ = next(judged_positions("finnish", 80, seed=23))
+    searching.choose(SeatView(state, seat), actions, random.Random(n), Budget(ms=50, rollouts=30))
+    assert searching.rollouts >= 30
+
+
+def test_sampling_and_fitting_run_end_to_end() -> None:
+    """Two games' decisions played to the hand's end, then the fit, with a held-out gain."""
+    out = io.BytesIO()
+    distilled.sample("finnish", range(2), distilled.MIN_WORLDS, out)
+    lines = [orjson.loads(raw) for raw in out.getvalue().splitlines()]
+    assert lines and all(len(line["values"]) == len(line["candidates"]) for line in lines)
+    assert all(len(v) == distilled.MIN_WORLDS for line in lines for v in line["values"])
+    kinds = {line["candidates"][0]["type"] for line in lines}
+    assert "discard" in kinds
+    weights, gain, margin = distilled.fit(lines, "discard")
+    assert len(weights) == len(distilled.DISCARD_FEATURES) and 0 <= margin < float("inf")
