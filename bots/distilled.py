@@ -18,13 +18,13 @@ Two models, one per kind of decision the search departs from the bot on most:
 
 * **which discard**: the standard bot's own discard score is a feature, so the model
   corrects it (it learns, for example, that a card the opponents have melded, or one that
-  breaks a pair, costs more than the bot's rules say, and that feeding a pile of a card or two
+  breaks a pair, costs more than the bot's rules say, and that feeding a pile of a card or so
   costs less);
 * **hold or meld**: when the bot would meld or add, whether keeping the cards in hand and
   discarding instead scores more (the features of the situation and of the discard).
 
-Weights exist for partnerships (fit on ``finnish``, four players); where none exist the search
-decides, as before. ``python -m bots.distilled sample finnish 0 200 FILE`` records decisions
+Weights exist for partnership games where one canasta lets a side go out (:func:`table`; fit
+on ``finnish``, four players); elsewhere the search decides, as before. ``python -m bots.distilled sample finnish 0 200 FILE`` records decisions
 and ``python -m bots.distilled fit FILE...`` refits (it prints the weights and the gain over
 the standard bot's choices on held-out games, judged by the recorded rollouts).
 """
@@ -180,6 +180,8 @@ def judge(bot: Standard, v: SeatView, candidates: list[Action]) -> Action | None
 
 # -- sampling and fitting (offline) -------------------------------------------------------
 SAMPLE_RATE = 0.15  # of the play-phase decisions of a game
+WORLDS = 20  # rollouts to the hand's end per candidate of a sampled decision
+HAND_END = 10**6  # a rollout horizon and step cap that only the hand's end reaches
 MIN_WORLDS = 10  # a decision whose candidates were all legal in fewer worlds is dropped
 RIDGE = 10.0
 FOLDS = 5
@@ -231,9 +233,6 @@ def _sample_game(rules: Any, game: int, worlds: int, deep: Any, out: Any) -> Non
         return choice
 
     play_game(rules, random.Random(game), watch)
-
-
-HAND_END = 10**6  # a rollout horizon and step cap that only the hand's end reaches
 
 
 def _decisions(lines: list[dict[str, Any]], kind: str) -> list[tuple[int, list[list[float]], list[float]]]:
@@ -322,8 +321,6 @@ def main(argv: list[str]) -> int:
     print("usage: python -m bots.distilled sample PRESET FIRST_GAME LAST_GAME FILE | fit FILE...", file=sys.stderr)
     return 2
 
-
-WORLDS = 20  # rollouts to the hand's end per candidate of a sampled decision
 
 
 if __name__ == "__main__":
