@@ -7,11 +7,11 @@ to the hand's end do see better moves (thirty worlds of them a decision won 65% 
 against the standard bot), but cost twenty times the budget. So their judgment is learned
 offline instead, and costs a few dot products at play:
 
-1. **sampling**: at decisions of standard self-play (:func:`sample`), the candidates the
+1. **sampling**: at decisions of standard self-play (:func:`bots.distillation.sample`), the candidates the
    expert compares (the bot's choice and its next-best discards) are each played to the
    hand's end in the same sampled worlds (:func:`~bots.view.determinize`; the standard bot
    plays every seat), and the mean hand-score difference is recorded;
-2. **fitting** (:func:`fit`): ridge least squares of those means on features a seat can see;
+2. **fitting** (:func:`bots.distillation.fit`): ridge least squares of those means on features a seat can see;
 3. **play** (:func:`judge`): the candidate the model scores highest.
 
 Two models, one per kind of decision the search departs from the bot on most:
@@ -24,19 +24,13 @@ Two models, one per kind of decision the search departs from the bot on most:
   discarding instead scores more (the features of the situation and of the discard).
 
 Weights exist for partnership games where one canasta lets a side go out (:func:`table`; fit
-on ``finnish``, four players); elsewhere the search decides, as before. ``python -m bots.distilled sample finnish 0 200 FILE`` records decisions
-and ``python -m bots.distilled fit FILE...`` refits (it prints the weights and the gain over
-the standard bot's choices on held-out games, judged by the recorded rollouts).
+on ``finnish``, four players); elsewhere the search decides, as before. The sampling and the fitting are :mod:`bots.distillation`.
 """
 
 from __future__ import annotations
 
-import math
-import random
-import sys
 from typing import Any
 
-from bots.evaluation import least_squares
 from bots.standard import Standard, take_chance_known
 from bots.view import SeatView
 from engine.cards import IS_BLACK_THREE, IS_WILD, RANK_OF, VALUE, parse_card
@@ -46,7 +40,6 @@ Action = dict[str, Any]
 
 NEAR_CANASTA = 5  # meld size from which one more pile makes a canasta likely
 STOCK_FULL = 60.0  # stock size scaled to 1 (a four-player deal leaves ~63)
-CANDIDATE_TYPES = ("discard", "meld", "add")
 
 DISCARD_FEATURES = (
     "score",  # the standard bot's discard score (lower: the better discard by its rules)
@@ -176,152 +169,3 @@ def judge(bot: Standard, v: SeatView, candidates: list[Action]) -> Action | None
         best = max(range(len(rest)), key=lambda i: gains[i])
         return rest[best] if gains[best] > HOLD_MARGIN else first
     return None
-
-
-# -- sampling and fitting (offline) -------------------------------------------------------
-SAMPLE_RATE = 0.15  # of the play-phase decisions of a game
-WORLDS = 20  # rollouts to the hand's end per candidate of a sampled decision
-HAND_END = 10**6  # a rollout horizon and step cap that only the hand's end reaches
-MIN_WORLDS = 10  # a decision whose candidates were all legal in fewer worlds is dropped
-RIDGE = 10.0
-FOLDS = 5
-
-
-def sample(preset: str, games: range, worlds: int, out: Any) -> None:
-    """Write one JSON line per sampled decision of standard self-play: the seat's view as a
-    state (only its features are read back), the candidates, and each candidate's hand-end
-    score difference in each of ``worlds`` sampled worlds (None where it was illegal)."""
-    from bots.expert import Expert
-    from engine.rules import resolve
-
-    rules = resolve(preset)
-    deep = Expert(rollout=Standard(), horizon=HAND_END, max_steps=HAND_END)
-    for game in games:
-        _sample_game(rules, game, worlds, deep, out)
-
-
-def _sample_game(rules: Any, game: int, worlds: int, deep: Any, out: Any) -> None:
-    """One game of :func:`sample` (its deal and its sampling seeded by ``game``)."""
-    import orjson
-
-    from bots import policy
-    from bots.simulate import play_game
-    from bots.view import determinize
-
-    rng = random.Random(game)
-    player = policy("standard", random.Random(game + 1))
-
-    def watch(state: Any, seat: int, actions: list[Action]) -> Action:
-        choice = player(state, seat, actions)
-        if len(actions) < 2 or state.phase != "play" or rng.random() >= SAMPLE_RATE:
-            return choice
-        v = SeatView(state, seat)
-        r = random.Random(rng.getrandbits(32))
-        candidates = deep.candidates(v, actions, deep.greedy.choose(v, actions, r))
-        if len(candidates) < 2 or any(a["type"] != "discard" for a in candidates[1:]):
-            return choice
-        if candidates[0]["type"] not in CANDIDATE_TYPES:
-            return choice
-        values: list[list[float | None]] = [[] for _ in candidates]
-        for _ in range(worlds):
-            world = determinize(state, seat, r)
-            seed = r.getrandbits(32)
-            for i, a in enumerate(candidates):
-                values[i].append(deep.rollout(world, seat, a, random.Random(seed)))
-        out.write(orjson.dumps({"game": game, "seat": seat, "state": state.to_json(),
-                                "candidates": candidates, "values": values}) + b"\n")
-        return choice
-
-    play_game(rules, random.Random(game), watch)
-
-
-def _decisions(lines: list[dict[str, Any]], kind: str) -> list[tuple[int, list[list[float]], list[float]]]:
-    """(game, features per candidate row, target per row) for one model, from sampled lines.
-    Discard rows are centred on the decision's means; hold rows are each discard against the meld."""
-    from engine.state import State
-
-    bot = Standard()
-    out = []
-    for line in lines:
-        candidates, values = line["candidates"], line["values"]
-        first = candidates[0]["type"]
-        if (kind == "discard") != (first == "discard"):
-            continue
-        worlds = [w for w in range(len(values[0])) if all(v[w] is not None for v in values)]
-        if len(worlds) < MIN_WORLDS:
-            continue
-        means = [sum(v[w] for w in worlds) / len(worlds) for v in values]
-        v = SeatView(State.from_json(line["state"]), line["seat"])
-        if v.next_opponent() is None:
-            continue
-        if kind == "discard":
-            rows = [discard_features(bot, v, parse_card(a["card"])) for a in candidates]
-            centre = [sum(col) / len(col) for col in zip(*rows, strict=True)]
-            rows = [[x - c for x, c in zip(row, centre, strict=True)] for row in rows]
-            mean = sum(means) / len(means)
-            targets = [m - mean for m in means]
-        else:
-            rows = [hold_features(bot, v, candidates[0], parse_card(a["card"])) for a in candidates[1:]]
-            targets = [m - means[0] for m in means[1:]]
-        out.append((line["game"], rows, targets))
-    return out
-
-
-def fit(lines: list[dict[str, Any]], kind: str) -> tuple[list[float], float, float]:
-    """Weights for ``kind`` on all ``lines``, and the held-out gain over the bot's own choice
-    (points a decision, the recorded rollouts as the judge; folds by game) with its 95% margin."""
-    data = _decisions(lines, kind)
-    if not data:
-        raise ValueError(f"no {kind} decisions in these lines")
-    games = sorted({g for g, _, _ in data})
-    random.Random(0).shuffle(games)
-    gains: list[float] = []
-    for k in range(FOLDS):
-        held = set(games[k::FOLDS])
-        train = [d for d in data if d[0] not in held]
-        if not held or not train:
-            continue
-        w = _solve(train)
-        for _, rows, targets in (d for d in data if d[0] in held):
-            scores = [sum(a * b for a, b in zip(w, row, strict=True)) for row in rows]
-            if kind == "discard":
-                best = max(range(len(rows)), key=lambda i: (scores[i], i == 0))
-                gains.append(targets[best] - targets[0])
-            else:
-                best = max(range(len(rows)), key=lambda i: scores[i])
-                gains.append(targets[best] if scores[best] > HOLD_MARGIN else 0.0)
-    if len(gains) < 2:
-        return _solve(data), 0.0, math.inf  # too few games to hold any out
-    mean = sum(gains) / len(gains)
-    margin = 1.96 * math.sqrt(sum((g - mean) ** 2 for g in gains) / (len(gains) - 1) / len(gains))
-    return _solve(data), mean, margin
-
-
-def _solve(data: list[tuple[int, list[list[float]], list[float]]]) -> list[float]:
-    xs = [row for _, rows, _ in data for row in rows]
-    ys = [t for _, _, targets in data for t in targets]
-    return least_squares(xs, ys, RIDGE)
-
-
-def main(argv: list[str]) -> int:
-    import orjson
-
-    if len(argv) == 5 and argv[0] == "sample":
-        preset, first, last, path = argv[1], int(argv[2]), int(argv[3]), argv[4]
-        with open(path, "ab") as out:
-            sample(preset, range(first, last), WORLDS, out)
-        return 0
-    if len(argv) >= 2 and argv[0] == "fit":
-        lines = [orjson.loads(raw) for path in argv[1:] for raw in open(path, "rb")]
-        for kind in ("discard", "hold"):
-            w, gain, margin = fit(lines, kind)
-            print(f"{kind}: held-out gain {gain:+.2f} +/- {margin:.2f} points a decision")
-            print("(" + ", ".join(f"{x:.3f}" for x in w) + ")")
-        return 0
-    print("usage: python -m bots.distilled sample PRESET FIRST_GAME LAST_GAME FILE | fit FILE...", file=sys.stderr)
-    return 2
-
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

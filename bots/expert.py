@@ -24,12 +24,13 @@ something.
 In partnerships this search chooses no better than the standard bot: judged by rollouts to
 the hand's end, its discards gain nothing over the bot's own. Rollouts to the hand's end do
 (in 30 worlds a decision they won 65% of four-player games against the standard bot), at ~320
-ms of CPU a decision. So there, with ``use_distilled``, the discards and the choice between the
-bot's meld and a discard are not searched but judged by :mod:`bots.distilled`, linear models
-fit offline on such rollouts; going out, the draw and the answers are still searched.
+ms of CPU a decision. So there, with ``use_distilled`` (where :mod:`bots.distilled` has
+weights: partnerships that go out with one canasta), the discards and the choice between the
+bot's meld and a discard are not searched but judged by linear models fit offline on such
+rollouts; going out, the draw and the answers are still searched.
 
 Measured at 15 ms against the standard bot (BENCHMARKS.md, issue 15): ~78% of ``finnish-2p``
-games, 58% in four-player ``finnish`` (~50% before the distilled judgment).
+games, ~62% in four-player ``finnish`` (~50% before the distilled judgment).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The expert's distilled judgment (bots.distilled): where it applies, that the expert plays it
-without searching, and that its offline sampling and fitting run end to end."""
+without searching, and that its offline sampling and fitting (bots.distillation) run end to end."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import random
 import orjson
 
 import engine
-from bots import Budget, distilled
+from bots import Budget, distillation, distilled
 from bots.expert import Expert
 from bots.standard import Standard
 from bots.view import SeatView
@@ -84,11 +84,11 @@ def test_the_expert_plays_the_judgment_without_a_rollout() -> None:
 def test_sampling_and_fitting_run_end_to_end() -> None:
     """Two games' decisions played to the hand's end, then the fit, with a held-out gain."""
     out = io.BytesIO()
-    distilled.sample("finnish", range(2), distilled.MIN_WORLDS, out)
+    distillation.sample("finnish", range(2), distillation.MIN_WORLDS, out)
     lines = [orjson.loads(raw) for raw in out.getvalue().splitlines()]
     assert lines and all(len(line["values"]) == len(line["candidates"]) for line in lines)
-    assert all(len(v) == distilled.MIN_WORLDS for line in lines for v in line["values"])
+    assert all(len(v) == distillation.MIN_WORLDS for line in lines for v in line["values"])
     kinds = {line["candidates"][0]["type"] for line in lines}
     assert "discard" in kinds
-    weights, gain, margin = distilled.fit(lines, "discard")
+    weights, gain, margin = distillation.fit(lines, "discard")
     assert len(weights) == len(distilled.DISCARD_FEATURES) and 0 <= margin < float("inf")
