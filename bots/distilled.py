@@ -58,8 +58,8 @@ HOLD_FEATURES = (
     *(f"discard_{name}" for name in DISCARD_FEATURES),
 )
 
-# Fit on 4-player ``finnish`` (``sample finnish 5000 5093`` and ``6000 6100``, 20 worlds: 7 529
-# decisions): "discard" predicts a discard's hand-end score relative to the other candidates',
+# Fit on 4-player ``finnish``: ``python -m bots.distillation sample finnish 5000 5093`` and
+# ``... 6000 6100`` (20 worlds: 7 529 decisions), then ``... fit``. "discard" predicts a discard's hand-end score relative to the other candidates',
 # "hold" a discard's score minus the meld's. They serve the partnership games where one canasta
 # lets a side go out (:func:`table`): in ``norwegian``, which needs two, the same judgment lost to
 # the standard bot (42.5% of 1 000 games), where in ``classic``, ``bicycle`` and ``wiki`` it won
