@@ -87,8 +87,9 @@ LEVELS = {
                 "remembers, keeps cards in hand until they make a canasta, blocks and freezes the "
                 "pile, goes out when that wins the hand.",
     "expert": "Searches sampled deals consistent with what it has seen, playing the standard bot "
-              "ahead; thinks for its budget (budget_ms) per decision. With a partner it judges its "
-              "discards and melds by what searching to the hand's end taught it.",
+              "ahead; thinks for its budget (budget_ms) per decision. With a partner, where one "
+              "canasta lets a side go out, it judges its discards and melds by what searching to "
+              "the hand's end taught it.",
 }
 BUDGETED = frozenset({"expert"})  # the levels whose thinking time a seat may set
 BUDGET_LIMITS_MS = (5, 250)  # the budget a seat may ask for, inclusive
