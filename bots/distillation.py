@@ -19,19 +19,16 @@ from typing import Any
 import orjson
 
 from bots import policy
-from bots.distilled import HOLD_MARGIN, discard_features, hold_features
+from bots.distilled import chosen, decision_kind, dot, feature_rows
 from bots.evaluation import least_squares
 from bots.expert import Expert
 from bots.simulate import play_game
 from bots.standard import Standard
 from bots.view import SeatView, determinize
-from engine.cards import parse_card
 from engine.rules import RuleOptions, resolve
 from engine.state import State
 
 Action = dict[str, Any]
-
-CANDIDATE_TYPES = ("discard", "meld", "add")  # the bot's choices a sampled decision may start with
 
 SAMPLE_RATE = 0.15  # of the play-phase decisions of a game
 WORLDS = 20  # rollouts to the hand's end per candidate of a sampled decision
@@ -64,9 +61,7 @@ def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: 
         v = SeatView(state, seat)
         r = random.Random(rng.getrandbits(32))
         candidates = deep.candidates(v, actions, deep.greedy.choose(v, actions, r))
-        if len(candidates) < 2 or any(a["type"] != "discard" for a in candidates[1:]):
-            return choice
-        if candidates[0]["type"] not in CANDIDATE_TYPES:
+        if decision_kind(candidates) is None:
             return choice
         values: list[list[float | None]] = [[] for _ in candidates]
         for _ in range(worlds):
@@ -81,34 +76,38 @@ def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: 
     play_game(rules, random.Random(game), watch)
 
 
-def _decisions(lines: list[dict[str, Any]], kind: str) -> list[tuple[int, list[list[float]], list[float]]]:
-    """(game, features per candidate row, target per row) for one model, from sampled lines.
-    Discard rows are centred on the decision's means; hold rows are each discard against the meld."""
+Decision = tuple[int, list[list[float]], list[float]]  # game, feature rows, each candidate's mean
+
+
+def _decisions(lines: list[dict[str, Any]], kind: str) -> list[Decision]:
+    """The decisions of ``lines`` that model ``kind`` judges, with the mean of each candidate
+    over the worlds where all were legal. Discard rows are centred on the decision's mean."""
     bot = Standard()
     out = []
     for line in lines:
         candidates, values = line["candidates"], line["values"]
-        first = candidates[0]["type"]
-        if (kind == "discard") != (first == "discard"):
+        if decision_kind(candidates) != kind:
             continue
         worlds = [w for w in range(len(values[0])) if all(v[w] is not None for v in values)]
         if len(worlds) < MIN_WORLDS:
             continue
-        means = [sum(v[w] for w in worlds) / len(worlds) for v in values]
         v = SeatView(State.from_json(line["state"]), line["seat"])
         if v.next_opponent() is None:
             continue
+        rows = feature_rows(bot, v, candidates, kind)
         if kind == "discard":
-            rows = [discard_features(bot, v, parse_card(a["card"])) for a in candidates]
             centre = [sum(col) / len(col) for col in zip(*rows, strict=True)]
             rows = [[x - c for x, c in zip(row, centre, strict=True)] for row in rows]
-            mean = sum(means) / len(means)
-            targets = [m - mean for m in means]
-        else:
-            rows = [hold_features(bot, v, candidates[0], parse_card(a["card"])) for a in candidates[1:]]
-            targets = [m - means[0] for m in means[1:]]
-        out.append((line["game"], rows, targets))
+        out.append((line["game"], rows, [sum(v[w] for w in worlds) / len(worlds) for v in values]))
     return out
+
+
+def _targets(kind: str, means: list[float]) -> list[float]:
+    """What a row predicts: a discard's mean less the decision's; a discard's mean less the meld's."""
+    if kind == "discard":
+        mean = sum(means) / len(means)
+        return [m - mean for m in means]
+    return [m - means[0] for m in means[1:]]
 
 
 def fit(lines: list[dict[str, Any]], kind: str) -> tuple[list[float], float, float]:
@@ -125,25 +124,19 @@ def fit(lines: list[dict[str, Any]], kind: str) -> tuple[list[float], float, flo
         train = [d for d in data if d[0] not in held]
         if not held or not train:
             continue
-        w = _solve(train)
-        for _, rows, targets in (d for d in data if d[0] in held):
-            scores = [sum(a * b for a, b in zip(w, row, strict=True)) for row in rows]
-            if kind == "discard":
-                best = max(range(len(rows)), key=lambda i: (scores[i], i == 0))
-                gains.append(targets[best] - targets[0])
-            else:
-                best = max(range(len(rows)), key=lambda i: scores[i])
-                gains.append(targets[best] if scores[best] > HOLD_MARGIN else 0.0)
+        w = _solve(train, kind)
+        for _, rows, means in (d for d in data if d[0] in held):
+            gains.append(means[chosen(kind, [dot(w, row) for row in rows])] - means[0])
     if len(gains) < 2:
-        return _solve(data), 0.0, math.inf  # too few games to hold any out
+        return _solve(data, kind), 0.0, math.inf  # too few games to hold any out
     mean = sum(gains) / len(gains)
     margin = 1.96 * math.sqrt(sum((g - mean) ** 2 for g in gains) / (len(gains) - 1) / len(gains))
-    return _solve(data), mean, margin
+    return _solve(data, kind), mean, margin
 
 
-def _solve(data: list[tuple[int, list[list[float]], list[float]]]) -> list[float]:
+def _solve(data: list[Decision], kind: str) -> list[float]:
     xs = [row for _, rows, _ in data for row in rows]
-    ys = [t for _, _, targets in data for t in targets]
+    ys = [t for _, _, means in data for t in _targets(kind, means)]
     return least_squares(xs, ys, RIDGE)
 
 

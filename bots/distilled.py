@@ -7,11 +7,12 @@ to the hand's end do see better moves (thirty worlds of them a decision won 65% 
 against the standard bot), but cost twenty times the budget. So their judgment is learned
 offline instead, and costs a few dot products at play:
 
-1. **sampling**: at decisions of standard self-play (:func:`bots.distillation.sample`), the candidates the
-   expert compares (the bot's choice and its next-best discards) are each played to the
-   hand's end in the same sampled worlds (:func:`~bots.view.determinize`; the standard bot
-   plays every seat), and the mean hand-score difference is recorded;
-2. **fitting** (:func:`bots.distillation.fit`): ridge least squares of those means on features a seat can see;
+1. **sampling**: at decisions of standard self-play (:func:`bots.distillation.sample`), the
+   candidates the expert compares (the bot's choice and its next-best discards) are each
+   played to the hand's end in the same sampled worlds (:func:`~bots.view.determinize`; the
+   standard bot plays every seat), and the mean hand-score difference is recorded;
+2. **fitting** (:func:`bots.distillation.fit`): ridge least squares of those means on
+   features a seat can see;
 3. **play** (:func:`judge`): the candidate the model scores highest.
 
 Two models, one per kind of decision the search departs from the bot on most:
@@ -24,11 +25,13 @@ Two models, one per kind of decision the search departs from the bot on most:
   discarding instead scores more (the features of the situation and of the discard).
 
 Weights exist for partnership games where one canasta lets a side go out (:func:`table`; fit
-on ``finnish``, four players); elsewhere the search decides, as before. The sampling and the fitting are :mod:`bots.distillation`.
+on ``finnish``, four players); elsewhere the search decides, as before. The sampling and the
+fitting are :mod:`bots.distillation`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from bots.standard import Standard, take_chance_known
@@ -59,8 +62,9 @@ HOLD_FEATURES = (
 )
 
 # Fit on 4-player ``finnish``: ``python -m bots.distillation sample finnish 5000 5093`` and
-# ``... 6000 6100`` (20 worlds: 7 529 decisions), then ``... fit``. "discard" predicts a discard's hand-end score relative to the other candidates',
-# "hold" a discard's score minus the meld's. They serve the partnership games where one canasta
+# ``... 6000 6100`` (20 worlds: 7 529 decisions), then ``... fit``. "discard" predicts a
+# discard's hand-end score relative to the other candidates', "hold" a discard's score minus the
+# meld's. They serve the partnership games where one canasta
 # lets a side go out (:func:`table`): in ``norwegian``, which needs two, the same judgment lost to
 # the standard bot (42.5% of 1 000 games), where in ``classic``, ``bicycle`` and ``wiki`` it won
 # 57-61% (BENCHMARKS.md).
@@ -146,26 +150,44 @@ def hold_features(bot: Standard, v: SeatView, meld: Action, kind: int) -> list[f
     ]
 
 
-def dot(weights: tuple[float, ...], features: list[float]) -> float:
+def dot(weights: Sequence[float], features: list[float]) -> float:
     return sum(w * f for w, f in zip(weights, features, strict=True))
+
+
+def decision_kind(candidates: list[Action]) -> str | None:
+    """The model that judges these candidates: "discard" (the bot's discard against other
+    discards), "hold" (the bot's meld or add against discards), or None (going out, the draw,
+    an answer: the search decides)."""
+    if len(candidates) < 2 or any(a["type"] != "discard" for a in candidates[1:]):
+        return None
+    first = candidates[0]["type"]
+    return "discard" if first == "discard" else "hold" if first in ("meld", "add") else None
+
+
+def feature_rows(bot: Standard, v: SeatView, candidates: list[Action], kind: str) -> list[list[float]]:
+    """One row a candidate for "discard"; one row a discard (``candidates[1:]``) for "hold"."""
+    if kind == "discard":
+        return [discard_features(bot, v, parse_card(a["card"])) for a in candidates]
+    return [hold_features(bot, v, candidates[0], parse_card(a["card"])) for a in candidates[1:]]
+
+
+def chosen(kind: str, scores: list[float]) -> int:
+    """The index among the candidates that the model's ``scores`` (of :func:`feature_rows`)
+    choose: the best discard, the bot's own on a tie; or the best discard instead of the meld
+    when it gains more than :data:`HOLD_MARGIN`, else the meld (0)."""
+    if kind == "discard":
+        return max(range(len(scores)), key=lambda i: (scores[i], i == 0))
+    best = max(range(len(scores)), key=lambda i: scores[i])
+    return best + 1 if scores[best] > HOLD_MARGIN else 0
 
 
 def judge(bot: Standard, v: SeatView, candidates: list[Action]) -> Action | None:
     """The model's choice among the expert's ``candidates`` (the bot's own first), or None
-    where no model applies: no weights for this table, a candidate that is neither the bot's
-    meld nor a discard (going out, the draw phase), or a partner next to play."""
+    where no model applies: no weights for this table, no model for these candidates
+    (:func:`decision_kind`), or a partner next to play."""
     weights = WEIGHTS.get(table(v))
-    if weights is None or v.next_opponent() is None or len(candidates) < 2:
+    kind = decision_kind(candidates)
+    if weights is None or kind is None or v.next_opponent() is None:
         return None
-    first, rest = candidates[0], candidates[1:]
-    if any(a["type"] != "discard" for a in rest):
-        return None
-    if first["type"] == "discard":
-        scores = [dot(weights["discard"], discard_features(bot, v, parse_card(a["card"]))) for a in candidates]
-        best = max(range(len(candidates)), key=lambda i: (scores[i], i == 0))
-        return candidates[best]
-    if first["type"] in ("meld", "add"):
-        gains = [dot(weights["hold"], hold_features(bot, v, first, parse_card(a["card"]))) for a in rest]
-        best = max(range(len(rest)), key=lambda i: gains[i])
-        return rest[best] if gains[best] > HOLD_MARGIN else first
-    return None
+    scores = [dot(weights[kind], row) for row in feature_rows(bot, v, candidates, kind)]
+    return candidates[chosen(kind, scores)]
