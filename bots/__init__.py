@@ -103,12 +103,15 @@ def _baselines() -> dict[str, Bot]:
     from bots.standard import Standard
 
     # the expert before issue 15: greedy rollouts, six candidates, two of them other melds;
-    # and the expert before its distilled judgment (it searched every decision)
+    # the expert before its distilled judgment (it searched every decision); and the judgment
+    # without the search (the standard bot where the judgment does not apply)
     return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6, other_melds=2),
-            "expert-2026-12": Expert(rollout=Standard())}
+            "expert-2026-12": Expert(rollout=Standard()),
+            "standard-judged": Expert(rollout=Standard(), use_distilled=True, search=False)}
 
 
-BASELINES = ("expert-2026-11", "expert-2026-12")
+BASELINES = ("expert-2026-11", "expert-2026-12", "standard-judged")
+SEARCHING_BASELINES = frozenset({"expert-2026-11", "expert-2026-12"})  # those a budget applies to
 
 
 def get(name: str) -> Bot:
@@ -162,4 +165,4 @@ def policy(name: str, rng: random.Random, budget: Budget | float | int | None = 
     return play
 
 
-__all__ = ["BASELINES", "BUDGETED", "CPU", "WALL", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]
+__all__ = ["BASELINES", "BUDGETED", "SEARCHING_BASELINES", "CPU", "WALL", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]

@@ -1,16 +1,18 @@
-"""How the weights of :mod:`bots.distilled` are made: decisions sampled and fitted offline.
+"""How the weights of :mod:`bots.distilled` are made, and how any way of choosing is judged.
 
 ``python -m bots.distillation sample finnish 5000 5093 FILE`` plays standard self-play and, at
 15% of the play-phase decisions whose candidates are the bot's discard or meld and other
 discards, plays every candidate to the hand's end in the same sampled worlds, writing one JSON
-line a decision. ``python -m bots.distillation fit FILE...`` fits both models and prints their
-weights and the gain over the standard bot's choices on held-out games, judged by the
-recorded rollouts (BENCHMARKS.md, issue 15, says what the weights in use were fit on).
+line a decision. ``... sample PRESET FIRST LAST FILE draw,go_out`` samples other kinds of
+decision (:data:`KINDS`) in the same way. ``python -m bots.distillation fit FILE...`` fits both
+models and prints their weights and the gain over the standard bot's choices on held-out
+games, judged by the recorded rollouts (BENCHMARKS.md, issue 15, says what the weights in use
+were fit on). ``python -m bots.distillation audit FILE...`` judges, by the same rollouts, the
+judgment, the expert's search and a search to the hand's end on half the worlds.
 """
 
 from __future__ import annotations
 
-import math
 import random
 import sys
 from pathlib import Path
@@ -18,19 +20,27 @@ from typing import Any
 
 import orjson
 
-from bots import policy
-from bots.distilled import chosen, decision_kind, dot, feature_rows
+from bots import CPU, Budget, policy
+from bots.distilled import chosen, decision_kind, dot, feature_rows, judge
 from bots.evaluation import least_squares
 from bots.expert import Expert
 from bots.simulate import play_game
 from bots.standard import Standard
+from bots.stats import mean_margin
 from bots.view import SeatView, determinize
+from engine.legal import legal_actions
 from engine.rules import RuleOptions, resolve
 from engine.state import State
 
 Action = dict[str, Any]
 
 SAMPLE_RATE = 0.15  # of the play-phase decisions of a game
+DRAW_SAMPLE_RATE = 0.5  # of the draw decisions where the pile may be taken (fewer than those of play)
+# What a sampled decision is: the judgment's two kinds (bots.distilled.decision_kind), a draw
+# where the pile may be taken, and going out (or asking to) against a discard.
+KINDS = ("discard", "hold", "draw", "go_out")
+FIT_KINDS = ("discard", "hold")  # the kinds the judgment's models are fit on (and sampled by default)
+AUDIT_BUDGET_MS = 15.0  # the expert's search in the audit: the registered budget, on the CPU clock
 WORLDS = 20  # rollouts to the hand's end per candidate of a sampled decision
 HAND_END = 10**6  # a rollout horizon and step cap that only the hand's end reaches
 MIN_WORLDS = 10  # a decision whose candidates were all legal in fewer worlds is dropped
@@ -38,30 +48,52 @@ RIDGE = 10.0
 FOLDS = 5
 
 
-def sample(preset: str, games: range, worlds: int, out: Any) -> None:
+def sampled_kind(phase: str, candidates: list[Action]) -> str | None:
+    """The kind (:data:`KINDS`) of a decision among the expert's ``candidates``: in play, the
+    only candidates other than the judgment's discards are going out and asking to."""
+    if len(candidates) < 2:
+        return None
+    if phase == "draw":
+        return "draw" if any(a["type"] == "take_pile" for a in candidates) else None
+    if phase == "play":
+        return decision_kind(candidates) or "go_out"
+    return None
+
+
+def sample(preset: str, games: range, worlds: int, out: Any, kinds: tuple[str, ...] = FIT_KINDS) -> None:
     """Write one JSON line per sampled decision of standard self-play: the whole state (an
     offline file: only the seat's view of it is read back, through :class:`SeatView`), the
     candidates, and each candidate's hand-end score difference in each of ``worlds`` sampled
-    worlds (None where it was illegal)."""
+    worlds (None where it was illegal). Only decisions of ``kinds`` are sampled; with the
+    default, the same decisions as the weights in use were fit on."""
     rules = resolve(preset)
     deep = Expert(rollout=Standard(), horizon=HAND_END, max_steps=HAND_END)
     for game in games:
-        _sample_game(rules, game, worlds, deep, out)
+        _sample_game(rules, game, worlds, deep, out, kinds)
 
 
-def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: Any) -> None:
+def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: Any, kinds: tuple[str, ...]) -> None:
     """One game of :func:`sample` (its deal and its sampling seeded by ``game``)."""
     rng = random.Random(game)
     player = policy("standard", random.Random(game + 1))
+    rates = {"play": SAMPLE_RATE} if set(kinds) - {"draw"} else {}
+    if "draw" in kinds:
+        rates["draw"] = DRAW_SAMPLE_RATE
 
     def watch(state: State, seat: int, actions: list[Action]) -> Action:
         choice = player(state, seat, actions)
-        if len(actions) < 2 or state.phase != "play" or rng.random() >= SAMPLE_RATE:
+        rate = rates.get(state.phase)
+        if len(actions) < 2 or rate is None:
+            return choice
+        if state.phase == "draw" and not any(a["type"] == "take_pile" for a in actions):
+            return choice
+        if rng.random() >= rate:
             return choice
         v = SeatView(state, seat)
         r = random.Random(rng.getrandbits(32))
         candidates = deep.candidates(v, actions, deep.greedy.choose(v, actions, r))
-        if decision_kind(candidates) is None:
+        kind = sampled_kind(state.phase, candidates)
+        if kind not in kinds:
             return choice
         values: list[list[float | None]] = [[] for _ in candidates]
         for _ in range(worlds):
@@ -69,7 +101,7 @@ def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: 
             seed = r.getrandbits(32)
             for i, a in enumerate(candidates):
                 values[i].append(deep.rollout(world, seat, a, random.Random(seed)))
-        out.write(orjson.dumps({"game": game, "seat": seat, "state": state.to_json(),
+        out.write(orjson.dumps({"game": game, "seat": seat, "kind": kind, "state": state.to_json(),
                                 "candidates": candidates, "values": values}) + b"\n")
         return choice
 
@@ -85,11 +117,9 @@ def _decisions(lines: list[dict[str, Any]], kind: str) -> list[Decision]:
     bot = Standard()
     out = []
     for line in lines:
-        candidates, values = line["candidates"], line["values"]
-        if decision_kind(candidates) != kind:
-            continue
-        worlds = [w for w in range(len(values[0])) if all(v[w] is not None for v in values)]
-        if len(worlds) < MIN_WORLDS:
+        candidates = line["candidates"]
+        means = _means(line["values"])
+        if decision_kind(candidates) != kind or means is None:
             continue
         v = SeatView(State.from_json(line["state"]), line["seat"])
         if v.next_opponent() is None:
@@ -98,8 +128,18 @@ def _decisions(lines: list[dict[str, Any]], kind: str) -> list[Decision]:
         if kind == "discard":
             centre = [sum(col) / len(col) for col in zip(*rows, strict=True)]
             rows = [[x - c for x, c in zip(row, centre, strict=True)] for row in rows]
-        out.append((line["game"], rows, [sum(v[w] for w in worlds) / len(worlds) for v in values]))
+        out.append((line["game"], rows, means))
     return out
+
+
+def _means(values: list[list[float | None]], worlds: slice = slice(None)) -> list[float] | None:
+    """Each candidate's mean over the sampled worlds (of ``worlds``) where every candidate was
+    legal; None where fewer than :data:`MIN_WORLDS` of all the worlds were."""
+    common = [w for w in range(len(values[0])) if all(v[w] is not None for v in values)]
+    if len(common) < MIN_WORLDS:
+        return None
+    picked = common[worlds]
+    return [sum(v[w] for w in picked) / len(picked) for v in values]  # type: ignore[misc]
 
 
 def _targets(kind: str, means: list[float]) -> list[float]:
@@ -127,10 +167,7 @@ def fit(lines: list[dict[str, Any]], kind: str) -> tuple[list[float], float, flo
         w = _solve(train, kind)
         for _, rows, means in (d for d in data if d[0] in held):
             gains.append(means[chosen(kind, [dot(w, row) for row in rows])] - means[0])
-    if len(gains) < 2:
-        return _solve(data, kind), 0.0, math.inf  # too few games to hold any out
-    mean = sum(gains) / len(gains)
-    margin = 1.96 * math.sqrt(sum((g - mean) ** 2 for g in gains) / (len(gains) - 1) / len(gains))
+    mean, margin = mean_margin(gains)  # too few games to hold any out: an infinite margin
     return _solve(data, kind), mean, margin
 
 
@@ -140,20 +177,96 @@ def _solve(data: list[Decision], kind: str) -> list[float]:
     return least_squares(xs, ys, RIDGE)
 
 
+AUDITED = ("judgment", "search", "half", "best")
+AUDIT_HEADINGS = {
+    "judgment": "the judgment (bots.distilled)",
+    "search": "the search (expert-2026-12)",
+    "half": "hand-end search, half the worlds",
+    "best": "best mean (biased up)",
+}
+
+
+def audit(lines: list[dict[str, Any]], budget_ms: float = AUDIT_BUDGET_MS) -> dict[str, dict[str, list[float]]]:
+    """By kind of decision, each way of choosing's gain over the standard bot's choice (points
+    a decision), judged by the recorded rollouts to the hand's end:
+
+    * ``judgment``: :func:`bots.distilled.judge`, where it applies;
+    * ``search``: the expert's two-turn search at ``budget_ms`` of CPU (the search of every
+      decision, as before the judgment: ``expert-2026-12``);
+    * ``half``: the candidate with the best mean over half the recorded worlds, judged by the
+      other half: what a search to the hand's end in that many worlds would gain;
+    * ``best``: the best mean less the bot's: an upper bound, biased up by the sample's luck.
+
+    Where the weights were fit on the same decisions, ``judgment`` is biased up too."""
+    bot, searcher = Standard(), Expert(rollout=Standard())
+    budget = Budget(budget_ms, clock=CPU)
+    gains: dict[str, dict[str, list[float]]] = {}
+    for n, line in enumerate(lines):
+        candidates, values = line["candidates"], line["values"]
+        means = _means(values)
+        state, seat = State.from_json(line["state"]), line["seat"]
+        kind = line.get("kind") or sampled_kind(state.phase, candidates)  # files before "kind" held play only
+        if kind is None or means is None:
+            continue
+        by = gains.setdefault(kind, {name: [] for name in AUDITED})
+        v = SeatView(state, seat)
+        judged = judge(bot, v, candidates)
+        if judged is not None:
+            by["judgment"].append(means[candidates.index(judged)] - means[0])
+        searched = searcher.choose(SeatView(state, seat), legal_actions(state, seat), random.Random(n), budget)
+        if searched in candidates:
+            by["search"].append(means[candidates.index(searched)] - means[0])
+        first, second = _means(values, slice(None, len(values[0]) // 2)), _means(values, slice(len(values[0]) // 2, None))
+        if first is not None and second is not None:
+            pick = max(range(len(first)), key=lambda i: (first[i], i == 0))
+            by["half"].append(second[pick] - second[0])
+        by["best"].append(max(means) - means[0])
+    return gains
+
+
+def _print_audit(gains: dict[str, dict[str, list[float]]]) -> None:
+    print("gain over the standard bot's choice, points a decision (95%), judged by rollouts to the hand's end")
+    print(f"{'kind':<8} {'decisions':>9}  " + "  ".join(f"{AUDIT_HEADINGS[name]:>34}" for name in AUDITED))
+    for kind in KINDS:
+        if kind not in gains:
+            continue
+        by = gains[kind]
+        cells = []
+        for name in AUDITED:
+            mean, margin = mean_margin(by[name])
+            cells.append(f"{mean:+8.1f} +/- {margin:5.1f} ({len(by[name]):>5})" if by[name] else "-")
+        print(f"{kind:<8} {len(by['best']):>9}  " + "  ".join(f"{c:>34}" for c in cells))
+
+
+def _lines(paths: list[str]) -> list[dict[str, Any]]:
+    return [orjson.loads(raw) for path in paths for raw in Path(path).read_bytes().splitlines() if raw.strip()]
+
+
+USAGE = ("usage: python -m bots.distillation sample PRESET FIRST_GAME LAST_GAME FILE [KIND,...] | fit FILE... "
+         f"| audit FILE...   (kinds: {', '.join(KINDS)}; default {','.join(FIT_KINDS)})")
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) == 5 and argv[0] == "sample":
+    if len(argv) in (5, 6) and argv[0] == "sample":
         preset, first, last, path = argv[1], int(argv[2]), int(argv[3]), argv[4]
+        kinds = tuple(argv[5].split(",")) if len(argv) == 6 else FIT_KINDS
+        if not set(kinds) <= set(KINDS):
+            print(USAGE, file=sys.stderr)
+            return 2
         with open(path, "ab") as out:
-            sample(preset, range(first, last), WORLDS, out)
+            sample(preset, range(first, last), WORLDS, out, kinds)
+        return 0
+    if len(argv) >= 2 and argv[0] == "audit":
+        _print_audit(audit(_lines(argv[1:])))
         return 0
     if len(argv) >= 2 and argv[0] == "fit":
-        lines = [orjson.loads(raw) for path in argv[1:] for raw in Path(path).read_bytes().splitlines()]
-        for kind in ("discard", "hold"):
+        lines = _lines(argv[1:])
+        for kind in FIT_KINDS:
             w, gain, margin = fit(lines, kind)
             print(f"{kind}: held-out gain {gain:+.2f} +/- {margin:.2f} points a decision")
             print("(" + ", ".join(f"{x:.3f}" for x in w) + ")")
         return 0
-    print("usage: python -m bots.distillation sample PRESET FIRST_GAME LAST_GAME FILE | fit FILE...", file=sys.stderr)
+    print(USAGE, file=sys.stderr)
     return 2
 
 

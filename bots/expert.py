@@ -75,7 +75,7 @@ class Expert:
 
     def __init__(self, rollout: Greedy | None = None, horizon: int = 2, switch_margin: float = SWITCH_MARGIN,
                  max_candidates: int = MAX_CANDIDATES, other_melds: int = OTHER_MELDS,
-                 max_steps: int = MAX_ROLLOUT_STEPS, use_distilled: bool = False) -> None:
+                 max_steps: int = MAX_ROLLOUT_STEPS, use_distilled: bool = False, search: bool = True) -> None:
         self.greedy = rollout or Greedy()
         self.max_candidates = max_candidates
         self.other_melds = other_melds  # melds and adds tried besides the rule bot's own choice
@@ -84,6 +84,9 @@ class Expert:
         self.switch_margin = switch_margin
         # the bot whose scores bots.distilled corrects, where it has weights (None: always search)
         self.judge_bot = self.greedy if use_distilled and isinstance(self.greedy, Standard) else None
+        # False: the rule bot's choice where the judgment does not apply (a baseline that
+        # measures what the search adds to the judgment)
+        self.search = search
 
     def choose(self, v: SeatView, actions: list[Action], rng: random.Random, budget: Any = None) -> Action:
         from bots import Budget
@@ -97,6 +100,8 @@ class Expert:
             judged = distilled.judge(self.judge_bot, v, candidates)
             if judged is not None:
                 return judged  # a partnership's discard or meld: what deep search taught, at once
+        if not self.search:
+            return default
         state = v._s  # the sampled worlds are built from the seat's view only (determinize)
         seat = v.seat
         clock = b.timer

@@ -29,3 +29,15 @@ def percentile(values: list[float], q: float) -> float:
     lo = math.floor(pos)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def mean_margin(values: list[float], z: float = 1.959964) -> tuple[float, float]:
+    """The mean and the half-width of its normal 95% interval (inf for fewer than two values):
+    the per-decision gains of :mod:`bots.distillation` are sums of many rollouts, so near normal."""
+    if not values:
+        return 0.0, math.inf
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, math.inf
+    var = sum((x - mean) ** 2 for x in values) / (len(values) - 1)
+    return mean, z * math.sqrt(var / len(values))

@@ -82,10 +82,10 @@ def parse_pairing(text: str) -> tuple[str, str, str, float | None]:
 
     Bot names and presets may hold hyphens themselves (``expert-2026-11``, ``finnish-2p``), so
     the text is split where both halves name a bot and the tail a preset."""
-    from bots import BASELINES, BUDGETED, NAMES
+    from bots import BASELINES, BUDGETED, NAMES, SEARCHING_BASELINES
     from engine.rules import PRESETS
 
-    searching = BUDGETED | frozenset(BASELINES)
+    searching = BUDGETED | SEARCHING_BASELINES
 
     def is_bot(spec: str) -> bool:
         name, at, ms = spec.partition("@")

@@ -90,5 +90,42 @@ def test_sampling_and_fitting_run_end_to_end() -> None:
     assert all(len(v) == distillation.MIN_WORLDS for line in lines for v in line["values"])
     kinds = {line["candidates"][0]["type"] for line in lines}
     assert "discard" in kinds
+    assert {line["kind"] for line in lines} <= set(distillation.FIT_KINDS)  # by default, what the models fit
     weights, gain, margin = distillation.fit(lines, "discard")
     assert len(weights) == len(distilled.DISCARD_FEATURES) and 0 <= margin < float("inf")
+
+
+def test_the_judgment_alone_never_searches() -> None:
+    """``standard-judged`` (a baseline): the judgment where it applies, else the standard
+    bot's own choice, draws and going out included; not one rollout."""
+    alone = CountingExpert(rollout=Standard(), use_distilled=True, search=False)
+    bot, judged = Standard(), 0
+    for n, (state, seat) in enumerate(positions("finnish", 120, seed=24)):
+        actions = engine.legal_actions(state, seat)
+        if len(actions) < 2:
+            continue
+        view = SeatView(state, seat)
+        default = bot.choose(view, actions, random.Random(n))
+        choice = alone.choose(SeatView(state, seat), actions, random.Random(n), Budget(ms=50, rollouts=30))
+        verdict = distilled.judge(bot, view, alone.candidates(view, actions, default))
+        assert choice == (verdict if verdict is not None else default)
+        judged += verdict is not None
+    assert alone.rollouts == 0 and judged >= 10
+
+
+def test_other_kinds_are_sampled_and_audited() -> None:
+    """Draws where the pile may be taken and going out, sampled like the judgment's decisions;
+    the audit judges each way of choosing by the recorded rollouts, by kind."""
+    out = io.BytesIO()
+    distillation.sample("finnish", range(3), distillation.MIN_WORLDS, out, kinds=("draw", "go_out"))
+    lines = [orjson.loads(raw) for raw in out.getvalue().splitlines()]
+    assert {line["kind"] for line in lines} == {"draw", "go_out"}
+    for line in lines:
+        types = {a["type"] for a in line["candidates"]}
+        assert ("take_pile" in types) == (line["kind"] == "draw")
+    gains = distillation.audit(lines, budget_ms=2.0)
+    assert set(gains) == {"draw", "go_out"}
+    for by in gains.values():
+        assert by["judgment"] == []  # the judgment has no model for these
+        assert by["best"] and all(g >= 0 for g in by["best"])  # the bot's own mean is among them
+        assert len(by["search"]) == len(by["best"]) and len(by["half"]) <= len(by["best"])

@@ -49,10 +49,12 @@ def test_a_pairing_splits_where_both_bots_and_the_preset_are_named() -> None:
     assert bench.parse_pairing("standard-greedy-finnish") == ("standard", "greedy", "finnish", 0.75)
     assert bench.parse_pairing("expert@15-greedy-finnish") == ("expert@15", "greedy", "finnish", None)
     assert bench.parse_pairing("greedy-random-norwegian") == ("greedy", "random", "norwegian", None)
+    assert bench.parse_pairing("standard-judged-standard-finnish") == ("standard-judged", "standard", "finnish", None)
 
 
 @pytest.mark.parametrize("text", ["expert@15-greedy-finish", "standard-greddy-finnish", "standard@15-greedy-finnish",
-                                  "expert@x-greedy-finnish", "standard-finnish", "finnish"])
+                                  "expert@x-greedy-finnish", "standard-finnish", "finnish",
+                                  "standard-judged@15-standard-finnish"])
 def test_an_unknown_pairing_is_an_error_not_an_empty_run(text: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["strength", "--games", "2", "--jobs", "1", "--target", "200",
                        "--pairings", f"standard-greedy-finnish-2p,{text}"]) == 2
