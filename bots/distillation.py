@@ -3,7 +3,7 @@
 ``python -m bots.distillation sample finnish 5000 5093 FILE`` plays standard self-play and, at
 15% of the play-phase decisions whose candidates are the bot's discard or meld and other
 discards, plays every candidate to the hand's end in the same sampled worlds, writing one JSON
-line a decision. ``... sample PRESET FIRST LAST FILE draw,go_out`` samples other kinds of
+line a decision. ``... sample PRESET FIRST LAST FILE draw,go_out,answer`` samples other kinds of
 decision (:data:`KINDS`) in the same way. ``python -m bots.distillation fit FILE...`` fits both
 models and prints their weights and the gain over the standard bot's choices on held-out
 games, judged by the recorded rollouts (BENCHMARKS.md, issue 15, says what the weights in use
@@ -36,9 +36,11 @@ Action = dict[str, Any]
 
 SAMPLE_RATE = 0.15  # of the play-phase decisions of a game
 DRAW_SAMPLE_RATE = 0.5  # of the draw decisions where the pile may be taken (fewer than those of play)
+ANSWER_SAMPLE_RATE = 1.0  # of the answers to a partner's "may I go out?" (a few a game)
 # What a sampled decision is: the judgment's two kinds (bots.distilled.decision_kind), a draw
-# where the pile may be taken, and going out (or asking to) against a discard.
-KINDS = ("discard", "hold", "draw", "go_out")
+# where the pile may be taken, going out (or asking to) against a discard, and the answer to a
+# partner who asks.
+KINDS = ("discard", "hold", "draw", "go_out", "answer")
 FIT_KINDS = ("discard", "hold")  # the kinds the judgment's models are fit on (and sampled by default)
 AUDIT_BUDGET_MS = 15.0  # the expert's search in the audit: the registered budget, on the CPU clock
 WORLDS = 20  # rollouts to the hand's end per candidate of a sampled decision
@@ -57,7 +59,7 @@ def sampled_kind(phase: str, candidates: list[Action]) -> str | None:
         return "draw" if any(a["type"] == "take_pile" for a in candidates) else None
     if phase == "play":
         return decision_kind(candidates) or "go_out"
-    return None
+    return "answer" if phase == "answer" else None
 
 
 def sample(preset: str, games: range, worlds: int, out: Any, kinds: tuple[str, ...] = FIT_KINDS) -> None:
@@ -76,9 +78,11 @@ def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: 
     """One game of :func:`sample` (its deal and its sampling seeded by ``game``)."""
     rng = random.Random(game)
     player = policy("standard", random.Random(game + 1))
-    rates = {"play": SAMPLE_RATE} if set(kinds) - {"draw"} else {}
+    rates = {"play": SAMPLE_RATE} if set(kinds) - {"draw", "answer"} else {}
     if "draw" in kinds:
         rates["draw"] = DRAW_SAMPLE_RATE
+    if "answer" in kinds:
+        rates["answer"] = ANSWER_SAMPLE_RATE
 
     def watch(state: State, seat: int, actions: list[Action]) -> Action:
         choice = player(state, seat, actions)

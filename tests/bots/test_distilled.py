@@ -114,17 +114,19 @@ def test_the_judgment_alone_never_searches() -> None:
 
 
 def test_other_kinds_are_sampled_and_audited() -> None:
-    """Draws where the pile may be taken and going out, sampled like the judgment's decisions;
-    the audit judges each way of choosing by the recorded rollouts, by kind."""
+    """Draws where the pile may be taken, going out and the partner's answers, sampled like the
+    judgment's decisions; the audit judges each way of choosing by the recorded rollouts, by kind."""
     out = io.BytesIO()
-    distillation.sample("finnish", range(3), distillation.MIN_WORLDS, out, kinds=("draw", "go_out"))
+    kinds = ("draw", "go_out", "answer")
+    distillation.sample("finnish", range(3), distillation.MIN_WORLDS, out, kinds=kinds)
     lines = [orjson.loads(raw) for raw in out.getvalue().splitlines()]
-    assert {line["kind"] for line in lines} == {"draw", "go_out"}
+    assert {line["kind"] for line in lines} == set(kinds)
     for line in lines:
         types = {a["type"] for a in line["candidates"]}
         assert ("take_pile" in types) == (line["kind"] == "draw")
+        assert (types == {"answer_go_out"}) == (line["kind"] == "answer")
     gains = distillation.audit(lines, budget_ms=2.0)
-    assert set(gains) == {"draw", "go_out"}
+    assert set(gains) == set(kinds)
     for by in gains.values():
         assert by["judgment"] == []  # the judgment has no model for these
         assert by["best"] and all(g >= 0 for g in by["best"])  # the bot's own mean is among them
