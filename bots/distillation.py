@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from bots import CPU, Budget, policy
+from bots import CPU, Budget, get, policy
 from bots.distilled import chosen, decision_kind, dot, feature_rows, judge
 from bots.evaluation import least_squares
 from bots.expert import Expert
@@ -121,9 +121,9 @@ def _decisions(lines: list[dict[str, Any]], kind: str) -> list[Decision]:
     bot = Standard()
     out = []
     for line in lines:
-        candidates = line["candidates"]
-        means = _means(line["values"])
-        if decision_kind(candidates) != kind or means is None:
+        candidates, values = line["candidates"], line["values"]
+        worlds = _common_worlds(values)
+        if decision_kind(candidates) != kind or worlds is None:
             continue
         v = SeatView(State.from_json(line["state"]), line["seat"])
         if v.next_opponent() is None:
@@ -132,18 +132,19 @@ def _decisions(lines: list[dict[str, Any]], kind: str) -> list[Decision]:
         if kind == "discard":
             centre = [sum(col) / len(col) for col in zip(*rows, strict=True)]
             rows = [[x - c for x, c in zip(row, centre, strict=True)] for row in rows]
-        out.append((line["game"], rows, means))
+        out.append((line["game"], rows, _means(values, worlds)))
     return out
 
 
-def _means(values: list[list[float | None]], worlds: slice = slice(None)) -> list[float] | None:
-    """Each candidate's mean over the sampled worlds (of ``worlds``) where every candidate was
-    legal; None where fewer than :data:`MIN_WORLDS` of all the worlds were."""
+def _common_worlds(values: list[list[float | None]]) -> list[int] | None:
+    """The sampled worlds where every candidate was legal; None if fewer than :data:`MIN_WORLDS`."""
     common = [w for w in range(len(values[0])) if all(v[w] is not None for v in values)]
-    if len(common) < MIN_WORLDS:
-        return None
-    picked = common[worlds]
-    return [sum(v[w] for w in picked) / len(picked) for v in values]  # type: ignore[misc]
+    return common if len(common) >= MIN_WORLDS else None
+
+
+def _means(values: list[list[float | None]], worlds: list[int]) -> list[float]:
+    """Each candidate's mean over ``worlds`` (where all of them were legal)."""
+    return [sum(v[w] for w in worlds) / len(worlds) for v in values]  # type: ignore[misc]
 
 
 def _targets(kind: str, means: list[float]) -> list[float]:
@@ -197,21 +198,22 @@ def audit(lines: list[dict[str, Any]], budget_ms: float = AUDIT_BUDGET_MS) -> di
     * ``judgment``: :func:`bots.distilled.judge`, where it applies;
     * ``search``: the expert's two-turn search at ``budget_ms`` of CPU (the search of every
       decision, as before the judgment: ``expert-2026-12``);
-    * ``half``: the candidate with the best mean over half the recorded worlds, judged by the
-      other half: what a search to the hand's end in that many worlds would gain;
+    * ``half``: the candidate with the best mean over half the worlds, judged by the other
+      half: what a search to the hand's end in that many worlds would gain;
     * ``best``: the best mean less the bot's: an upper bound, biased up by the sample's luck.
 
     Where the weights were fit on the same decisions, ``judgment`` is biased up too."""
-    bot, searcher = Standard(), Expert(rollout=Standard())
+    bot, searcher = Standard(), get("expert-2026-12")
     budget = Budget(budget_ms, clock=CPU)
     gains: dict[str, dict[str, list[float]]] = {}
     for n, line in enumerate(lines):
         candidates, values = line["candidates"], line["values"]
-        means = _means(values)
+        worlds = _common_worlds(values)
         state, seat = State.from_json(line["state"]), line["seat"]
         kind = line.get("kind") or sampled_kind(state.phase, candidates)  # files before "kind" held play only
-        if kind is None or means is None:
+        if kind is None or worlds is None:
             continue
+        means = _means(values, worlds)
         by = gains.setdefault(kind, {name: [] for name in AUDITED})
         v = SeatView(state, seat)
         judged = judge(bot, v, candidates)
@@ -220,10 +222,10 @@ def audit(lines: list[dict[str, Any]], budget_ms: float = AUDIT_BUDGET_MS) -> di
         searched = searcher.choose(SeatView(state, seat), legal_actions(state, seat), random.Random(n), budget)
         if searched in candidates:
             by["search"].append(means[candidates.index(searched)] - means[0])
-        first, second = _means(values, slice(None, len(values[0]) // 2)), _means(values, slice(len(values[0]) // 2, None))
-        if first is not None and second is not None:
-            pick = max(range(len(first)), key=lambda i: (first[i], i == 0))
-            by["half"].append(second[pick] - second[0])
+        half = len(worlds) // 2
+        first, second = _means(values, worlds[:half]), _means(values, worlds[half:])
+        pick = max(range(len(first)), key=lambda i: (first[i], i == 0))
+        by["half"].append(second[pick] - second[0])
         by["best"].append(max(means) - means[0])
     return gains
 

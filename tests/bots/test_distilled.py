@@ -130,4 +130,4 @@ def test_other_kinds_are_sampled_and_audited() -> None:
     for by in gains.values():
         assert by["judgment"] == []  # the judgment has no model for these
         assert by["best"] and all(g >= 0 for g in by["best"])  # the bot's own mean is among them
-        assert len(by["search"]) == len(by["best"]) and len(by["half"]) <= len(by["best"])
+        assert len(by["search"]) == len(by["half"]) == len(by["best"])
