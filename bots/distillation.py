@@ -34,13 +34,15 @@ from engine.state import State
 
 Action = dict[str, Any]
 
-SAMPLE_RATE = 0.15  # of the play-phase decisions of a game
-DRAW_SAMPLE_RATE = 0.5  # of the draw decisions where the pile may be taken (fewer than those of play)
-ANSWER_SAMPLE_RATE = 1.0  # of the answers to a partner's "may I go out?" (a few a game)
-# What a sampled decision is: the judgment's two kinds (bots.distilled.decision_kind), a draw
-# where the pile may be taken, going out (or asking to) against a discard, and the answer to a
-# partner who asks.
-KINDS = ("discard", "hold", "draw", "go_out", "answer")
+# The share of a game's decisions that is sampled, by phase: of the play-phase decisions; of
+# the draws where the pile may be taken (fewer than those of play); of the answers to a
+# partner's "may I go out?" (a few a game).
+SAMPLE_RATES = {"play": 0.15, "draw": 0.5, "answer": 1.0}
+# What a sampled decision is, and the phase it is made in: the judgment's two kinds
+# (bots.distilled.decision_kind), going out (or asking to) against a discard, a draw where the
+# pile may be taken, and the answer to a partner who asks.
+PHASE_OF_KIND = {"discard": "play", "hold": "play", "go_out": "play", "draw": "draw", "answer": "answer"}
+KINDS = tuple(PHASE_OF_KIND)
 FIT_KINDS = ("discard", "hold")  # the kinds the judgment's models are fit on (and sampled by default)
 AUDIT_BUDGET_MS = 15.0  # the expert's search in the audit: the registered budget, on the CPU clock
 WORLDS = 20  # rollouts to the hand's end per candidate of a sampled decision
@@ -78,11 +80,7 @@ def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: 
     """One game of :func:`sample` (its deal and its sampling seeded by ``game``)."""
     rng = random.Random(game)
     player = policy("standard", random.Random(game + 1))
-    rates = {"play": SAMPLE_RATE} if set(kinds) - {"draw", "answer"} else {}
-    if "draw" in kinds:
-        rates["draw"] = DRAW_SAMPLE_RATE
-    if "answer" in kinds:
-        rates["answer"] = ANSWER_SAMPLE_RATE
+    rates = {PHASE_OF_KIND[k]: SAMPLE_RATES[PHASE_OF_KIND[k]] for k in kinds}
 
     def watch(state: State, seat: int, actions: list[Action]) -> Action:
         choice = player(state, seat, actions)
@@ -219,7 +217,7 @@ def audit(lines: list[dict[str, Any]], budget_ms: float = AUDIT_BUDGET_MS) -> di
         judged = judge(bot, v, candidates)
         if judged is not None:
             by["judgment"].append(means[candidates.index(judged)] - means[0])
-        searched = searcher.choose(SeatView(state, seat), legal_actions(state, seat), random.Random(n), budget)
+        searched = searcher.choose(v, legal_actions(state, seat), random.Random(n), budget)
         if searched in candidates:
             by["search"].append(means[candidates.index(searched)] - means[0])
         half = len(worlds) // 2
