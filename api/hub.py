@@ -42,6 +42,10 @@ log = logging.getLogger("canasta.hub")
 LINGER_SECONDS = 10.0  # a game's subscription outlives its last listener this long (re-polls)
 SWEEP_SECONDS = 2.0  # idle subscriptions are dropped this often
 READ_TIMEOUT_SECONDS = 1.0  # the reader looks up from the subscription this often
+# redis-py's cluster pub/sub (8.2) holds a node's connection for the whole of a read, so a new
+# game's SSUBSCRIBE on that node waited up to the read's timeout (0.5 s seen): a short read
+# keeps it within this, for 1.3% of a core while idle (1.0 s: 0.14%; 3 primaries)
+CLUSTER_READ_TIMEOUT_SECONDS = 0.1
 RETRY_SECONDS = 0.5  # after the Redis connection failed, wait this long and read every game again
 SOCKET_TIMEOUT_SECONDS = 10.0
 COMMAND_SECONDS = 2.0  # an unsubscribe or a close that takes longer is given up (a stop never waits on it)  # no hub command blocks: a reply later than this is a dead server
@@ -114,6 +118,7 @@ class EventHub:
         self.subscriptions = asyncio.Lock()
         self.closed = False
         self.reads = 0  # pipelined batches of XRANGE (tests, benchmarks)
+        self.read_timeout = CLUSTER_READ_TIMEOUT_SECONDS if isinstance(client, RedisCluster) else READ_TIMEOUT_SECONDS
 
     # -- listeners -------------------------------------------------------------------------
     async def listen(self, listener: Listener) -> None:
@@ -126,13 +131,17 @@ class EventHub:
             return
         feed = self.feeds.get(listener.game_id)
         if feed is None:
-            async with self.subscriptions:  # never between the sweeper's unsubscribe and its forgetting
+            async with self.subscriptions:  # never during the sweeper's unsubscribe
                 feed = self.feeds.get(listener.game_id)
                 if feed is None:
                     channel = self.keys.wake(listener.game_id).encode()
                     feed = self.feeds[listener.game_id] = _Feed(channel)
                     self.by_channel[channel] = listener.game_id
+                    # read now, not once subscribed: the subscription may wait on the reader
+                    feed.listeners.add(listener)
+                    self._read(listener.game_id, feed)
                     await self._subscribe(channel)
+                    return
         feed.listeners.add(listener)
         self._read(listener.game_id, feed)
 
@@ -193,7 +202,7 @@ class EventHub:
             try:
                 # a cluster's pub/sub reads sharded messages from every node it subscribed on
                 read = getattr(self.pubsub, "get_sharded_message", None) or self.pubsub.get_message
-                message = await read(timeout=READ_TIMEOUT_SECONDS)
+                message = await read(timeout=self.read_timeout)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - the connection failed: reconnect, then read all again
@@ -233,18 +242,23 @@ class EventHub:
             await asyncio.sleep(SWEEP_SECONDS)
             async with self.subscriptions:
                 now = time.monotonic()
-                idle = [g for g, f in self.feeds.items() if not f.listeners and now - f.idle_since > LINGER_SECONDS]
+                idle = {g: f for g, f in self.feeds.items() if not f.listeners and now - f.idle_since > LINGER_SECONDS}
                 if not idle:
                     continue
-                channels = [self.feeds[g].channel for g in idle]
+                # forgotten before the unsubscribe's round trip: a listener that comes meanwhile
+                # finds no feed and waits for the lock to subscribe again (a feed still known
+                # here would take it, and then be dropped under it, never to wake it)
+                for g, f in idle.items():
+                    del self.feeds[g]
+                    del self.by_channel[f.channel]
                 try:
-                    await asyncio.wait_for(self.pubsub.sunsubscribe(*channels), COMMAND_SECONDS)
+                    await asyncio.wait_for(self.pubsub.sunsubscribe(*(f.channel for f in idle.values())),
+                                           COMMAND_SECONDS)
                 except Exception as e:  # noqa: BLE001 - kept: tried again at the next sweep
                     log.warning("event hub: unsubscribe failed (%s)", e)
-                    continue
-                for g, channel in zip(idle, channels, strict=True):
-                    del self.feeds[g]
-                    self.by_channel.pop(channel, None)
+                    for g, f in idle.items():
+                        self.feeds[g] = f
+                        self.by_channel[f.channel] = g
 
     def _read(self, game_id: str, feed: _Feed) -> None:
         """Read the game's stream again, with the next batch."""

@@ -160,10 +160,12 @@ def test_stream_limits_refuse_with_429_and_a_gone_client_gives_its_stream_back(b
         with pytest.raises(ApiProblem) as refused:
             Client(base, retry=NO_RETRY).poll(game_id, tokens[1], after=last, wait=1)  # a waiting poll counts
         assert (refused.value.status, refused.value.code) == (429, "too_many_streams")
-        # one subscription per game in the process, however many listen
+        # one subscription per game in the process, however many listen (a stream's head is
+        # sent before its subscription, which on a cluster may wait on the hub's reader)
         channel = f"{key_prefix}:{{{game_id}}}:wake"
         client = connect(redis_url)
         on_node = {"target_nodes": client.get_node_from_key(channel)} if is_cluster(client) else {}
+        wait_for(lambda: client.pubsub_shardnumsub(channel, **on_node)[0][1] > 0, 5)
         assert client.pubsub_shardnumsub(channel, **on_node)[0][1] == 1
         client.close()
         held[0].response.close()  # the client goes away: its stream is given back at once

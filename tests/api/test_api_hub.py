@@ -1,7 +1,8 @@
 """The event hub (api/hub.py) on its own, against the real Redis: a listener is woken by a
 move through the sharded wake-up and gets its seat's rendering; a game whose subscription
-was dropped (no listener for a while) is subscribed again for its next listener; one read
-serves every listener of a game."""
+was dropped (no listener for a while) is subscribed again for its next listener, also one
+that comes while the unsubscribe is on its way; a new game's listener is read before its
+subscription is confirmed; one read serves every listener of a game."""
 
 from __future__ import annotations
 
@@ -102,6 +103,90 @@ def test_a_listener_at_the_version_before_takes_the_event_from_its_wake_up(clien
             assert [body["version"] for _, body in behind.take()] == [record.version + 1, record.version + 2,
                                                                      record.version + 3]
             assert hub.reads > reads
+        finally:
+            await hub.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_listener_that_comes_during_the_sweep_is_subscribed_again(client: FlaskClient, store: Store,
+                                                                    settings: Settings,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweeper forgot an idle game only after its ``SUNSUBSCRIBE`` was answered: a listener
+    that came meanwhile joined the feed about to be forgotten and was never woken again."""
+    monkeypatch.setattr(hub_module, "SWEEP_SECONDS", 0.05)
+    monkeypatch.setattr(hub_module, "LINGER_SECONDS", 0.1)
+    t = Table(client, four_humans(seed=53))
+
+    async def scenario() -> None:
+        hub = EventHub(hub_module.connect(settings.redis_url), store.keys)
+        if isinstance(hub.redis, RedisCluster):
+            await hub.close()
+            pytest.skip("a cluster's subscriptions are kept (api/hub.py)")
+        try:
+            first = Listener(t.id, 0, store.snapshot(t.id)[1])
+            await hub.listen(first)
+            hub.leave(first)
+            late = Listener(t.id, 1, store.snapshot(t.id)[1])
+            joining: list[asyncio.Task[None]] = []
+            unsubscribe = hub.pubsub.sunsubscribe
+
+            async def unsubscribe_as_a_listener_comes(*channels: bytes) -> None:
+                # the listener comes while the unsubscribe is on its way (the hook only orders
+                # the two; the unsubscribe itself goes to the server)
+                joining.append(asyncio.create_task(hub.listen(late)))
+                await asyncio.sleep(0.05)
+                await unsubscribe(*channels)
+
+            hub.pubsub.sunsubscribe = unsubscribe_as_a_listener_comes
+            for _ in range(100):
+                if joining:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.wait_for(joining[0], 5)
+            hub.pubsub.sunsubscribe = unsubscribe
+            assert late in hub.feeds[t.id].listeners
+            await asyncio.sleep(0.2)  # the new subscription confirmed, and its read done
+            late.take()
+            version = await asyncio.to_thread(_move, t)
+            await asyncio.wait_for(late.wake.wait(), 5)
+            assert [body["version"] for _, body in late.take()] == [version]
+        finally:
+            await hub.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_new_games_listener_is_read_before_its_subscription_is_confirmed(client: FlaskClient, store: Store,
+                                                                         settings: Settings) -> None:
+    """A subscription can wait (redis-py's cluster pub/sub holds a node's connection while its
+    reader waits on it): the listener's first read does not wait for it."""
+    t = Table(client, four_humans(seed=54))
+    _move(t)
+    record, _ = store.snapshot(t.id)
+    assert record is not None
+    first_id = store.events_after(t.id, "0-0")[0].id
+
+    async def scenario() -> None:
+        hub = EventHub(hub_module.connect(settings.redis_url), store.keys)
+        try:
+            await hub.listen(Listener("another-game", None, "0-0"))  # the pub/sub and its reader run
+            subscribe = hub.pubsub.ssubscribe
+            let_go = asyncio.Event()
+
+            async def slow_subscribe(*channels: bytes) -> None:
+                await let_go.wait()
+                await subscribe(*channels)
+
+            hub.pubsub.ssubscribe = slow_subscribe
+            behind = Listener(t.id, 2, first_id)
+            listening = asyncio.create_task(hub.listen(behind))
+            await asyncio.wait_for(behind.wake.wait(), 5)
+            assert not listening.done()
+            assert [body["version"] for _, body in behind.take()] == [record.version]
+            let_go.set()
+            await asyncio.wait_for(listening, 5)
+            hub.pubsub.ssubscribe = subscribe
         finally:
             await hub.close()
 
