@@ -140,10 +140,24 @@ class EventHub:
                     # read now, not once subscribed: the subscription may wait on the reader
                     feed.listeners.add(listener)
                     self._read(listener.game_id, feed)
-                    await self._subscribe(channel)
+                    try:
+                        await self._subscribe(channel)
+                    except BaseException:
+                        self._forget(listener.game_id, feed)
+                        raise
                     return
         feed.listeners.add(listener)
         self._read(listener.game_id, feed)
+
+    def _forget(self, game_id: str, feed: _Feed) -> None:
+        """A game whose subscription failed: its listeners (this one, any that came while it
+        was on its way) end with what they have, and the game's next listener subscribes
+        again (its client resumes from its cursor)."""
+        del self.feeds[game_id]
+        del self.by_channel[feed.channel]
+        for listener in feed.listeners:
+            listener.closed = True
+            listener.wake.set()
 
     def leave(self, listener: Listener) -> None:
         feed = self.feeds.get(listener.game_id)
@@ -179,8 +193,20 @@ class EventHub:
         if self.pubsub is None:
             if isinstance(self.redis, RedisCluster):
                 await self.redis.initialize()  # the slot table, before the first subscription
-            self.pubsub = self.redis.pubsub()
-            await self.pubsub.ssubscribe(channel)
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.ssubscribe(channel)
+            except BaseException:
+                # no reader yet, and none on a pub/sub without a subscription (a cluster's
+                # would spin): the next listener starts them again
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(pubsub.aclose(), COMMAND_SECONDS)
+                raise
+            if self.closed:  # closed while the subscription was on its way
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(pubsub.aclose(), COMMAND_SECONDS)
+                return
+            self.pubsub = pubsub
             self._spawn(self._reader())
             self._spawn(self._catch_up())
             if not isinstance(self.redis, RedisCluster):

