@@ -16,6 +16,9 @@ reader is back.
 
 Both commands address the game's hash tag, so on a Redis Cluster the subscription goes to
 the node that holds the game (:func:`connect` is the one place that builds the hub's client).
+There the hub reads each node in a task of its own, and follows a failover: the old primary
+ends its subscriptions, and the hub subscribes every game again where the slot table now
+puts it.
 """
 
 from __future__ import annotations
@@ -43,9 +46,10 @@ LINGER_SECONDS = 10.0  # a game's subscription outlives its last listener this l
 SWEEP_SECONDS = 2.0  # idle subscriptions are dropped this often
 READ_TIMEOUT_SECONDS = 1.0  # the reader looks up from the subscription this often
 # redis-py's cluster pub/sub (8.2) holds a node's connection for the whole of a read, so a new
-# game's SSUBSCRIBE on that node waited up to the read's timeout (0.5 s seen): a short read
-# keeps it within this, for 1.3% of a core while idle (1.0 s: 0.14%; 3 primaries)
+# game's SSUBSCRIBE on that node waits for the node's read to end: a short read keeps it
+# within this (0.6% of a core while idle, 3 primaries; 1.0 s waited 0.5 s and more)
 CLUSTER_READ_TIMEOUT_SECONDS = 0.1
+NODES_CHECK_SECONDS = 0.5  # a cluster's nodes are looked over this often for one without a reader
 RETRY_SECONDS = 0.5  # after the Redis connection failed, wait this long and read every game again
 SOCKET_TIMEOUT_SECONDS = 10.0
 COMMAND_SECONDS = 2.0  # an unsubscribe or a close that takes longer is given up (a stop never waits on it)  # no hub command blocks: a reply later than this is a dead server
@@ -66,6 +70,10 @@ def id_key(event_id: str) -> tuple[int, int]:
     """A stream id's order (``<ms>-<seq>``)."""
     ms, _, seq = event_id.partition("-")
     return int(ms), int(seq or 0)
+
+
+class _NodeGone(Exception):
+    """A cluster node's pub/sub was dropped (its channels moved): its reader ends."""
 
 
 @dataclass(eq=False)
@@ -115,6 +123,8 @@ class EventHub:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.dirty: set[str] = set()  # games to read in the next batch
         self.kick = asyncio.Event()
+        self.nodes_changed = asyncio.Event()  # a subscription made: a node may want a reader
+        self.following = False  # a cluster's games are being subscribed again (_subscribe_again)
         self.subscriptions = asyncio.Lock()
         self.closed = False
         self.reads = 0  # pipelined batches of XRANGE (tests, benchmarks)
@@ -216,6 +226,7 @@ class EventHub:
                 self._spawn(self._sweeper())
             return
         await self.pubsub.ssubscribe(channel)
+        self.nodes_changed.set()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -223,21 +234,67 @@ class EventHub:
         task.add_done_callback(self.tasks.discard)
 
     async def _reader(self) -> None:
-        """Wake-ups from the subscription: each one reads its game again."""
+        """Wake-ups from the subscription: each one reads its game again. On a cluster, one
+        reader per node (:meth:`_node_readers`)."""
+        if isinstance(self.redis, RedisCluster):
+            await self._node_readers()
+        else:
+            await self._read_messages(self.pubsub.get_message)
+
+    async def _node_readers(self) -> None:
+        """A reader for each node the cluster's pub/sub subscribed on, started as nodes come
+        (a game on a new node, a channel moved by a failover) and ended as they go. redis-py's
+        own ``get_sharded_message`` waits on the nodes in turn, so a wake-up on one waited
+        for the others' slices (up to 2/3 of the read's timeout with 3 primaries)."""
+        readers: dict[str, asyncio.Task[None]] = {}
+        try:
+            while not self.closed:
+                for name in list(self.pubsub.node_pubsub_mapping):
+                    if name not in readers or readers[name].done():
+                        node = self.redis.get_node(node_name=name)
+                        if node is not None:
+                            readers[name] = asyncio.get_running_loop().create_task(self._read_node(name, node))
+                self.nodes_changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(NODES_CHECK_SECONDS):
+                        await self.nodes_changed.wait()
+        finally:
+            for task in readers.values():
+                task.cancel()
+
+    async def _read_node(self, name: str, node: Any) -> None:
+        mapping = self.pubsub.node_pubsub_mapping
+
+        async def read(timeout: float) -> dict[str, Any] | None:
+            if name not in mapping:
+                raise _NodeGone
+            started = time.monotonic()
+            message: dict[str, Any] | None = await self.pubsub.get_sharded_message(timeout=timeout, target_node=node)
+            if message is None and time.monotonic() - started < timeout / 2:
+                await asyncio.sleep(timeout)  # not connected yet: no read waited
+            return message
+
+        with contextlib.suppress(_NodeGone):
+            await self._read_messages(read)
+
+    async def _read_messages(self, read: Callable[..., Any]) -> None:
+        """Hand out the wake-ups ``read`` returns."""
         while not self.closed:
             try:
-                # a cluster's pub/sub reads sharded messages from every node it subscribed on
-                read = getattr(self.pubsub, "get_sharded_message", None) or self.pubsub.get_message
                 message = await read(timeout=self.read_timeout)
-            except asyncio.CancelledError:
+            except (asyncio.CancelledError, _NodeGone):
                 raise
             except Exception as e:  # noqa: BLE001 - the connection failed: reconnect, then read all again
                 if self.closed:
                     return
                 log.warning("event hub: subscription failed (%s); reading every game again", e)
                 await asyncio.sleep(RETRY_SECONDS)
+                self._follow_slots()  # a cluster node that fails may have been replaced
                 for every_id, every_feed in list(self.feeds.items()):
                     self._read(every_id, every_feed)
+                continue
+            if message is not None and message.get("type") == "sunsubscribe" and message["channel"] in self.by_channel:
+                self._follow_slots()  # not ours: the node gave up the game's slot (a failover)
                 continue
             # a wake-up, or the server's confirmation of a new subscription: read the game
             if message is None or message.get("type") not in ("smessage", "ssubscribe"):
@@ -247,6 +304,36 @@ class EventHub:
             if woken is not None and feed is not None and feed.listeners:
                 if message["type"] != "smessage" or not self._hand_out(message["data"], feed):
                     self._read(woken, feed)
+
+    def _follow_slots(self) -> None:
+        """On a cluster, subscribe every game again where the slot table now puts it."""
+        if isinstance(self.redis, RedisCluster) and not self.following:
+            self.following = True
+            self._spawn(self._subscribe_again())
+
+    async def _subscribe_again(self) -> None:
+        """A node that gives up a slot (its replica took over) ends the subscriptions of its
+        channels with a ``sunsubscribe``, and redis-py's cluster pub/sub subscribes them again
+        only after a command of its own met the new slot table: the hub's games on that node
+        heard nothing more. Here the slot table is read again and every game subscribed where
+        it now lives (redis-py moves a channel whose node changed, and sends the others again:
+        harmless), until that works; then every game is read, for what was missed meanwhile."""
+        try:
+            while not self.closed:
+                try:
+                    await asyncio.wait_for(self.redis.nodes_manager.initialize(), COMMAND_SECONDS)
+                    async with self.subscriptions:
+                        if self.by_channel:
+                            await asyncio.wait_for(self.pubsub.ssubscribe(*self.by_channel), COMMAND_SECONDS)
+                    break
+                except Exception as e:  # noqa: BLE001 - a promotion still under way: try again
+                    log.warning("event hub: subscribing again after a slot moved failed (%s)", e)
+                    await asyncio.sleep(RETRY_SECONDS)
+        finally:
+            self.following = False
+        self.nodes_changed.set()
+        for every_id, every_feed in list(self.feeds.items()):
+            self._read(every_id, every_feed)
 
     def _hand_out(self, data: bytes, feed: _Feed) -> bool:
         """Deliver the event a wake-up carries to the listeners at the version before it;

@@ -258,3 +258,74 @@ def test_every_command_that_runs_bots_refuses_a_cluster_without_a_queue_redis(
     assert bench_bots(["latency"]) == 2 and "CANASTA_QUEUE_URL" in capsys.readouterr().err
     assert serve(["--redis-url", CLUSTER_ONLY, "--queue-url", "redis+cluster://127.0.0.1:2", "--no-bot-worker"]) == 2
     assert "needs one server" in capsys.readouterr().err
+
+
+def test_the_event_hub_wakes_games_on_every_node_and_follows_a_failover(cluster: LocalCluster,
+                                                                        queue_redis: str) -> None:
+    """A reader per node: a game on each primary wakes its listener (redis-py's own cluster
+    read waits on the nodes in turn, so a wake-up on one waited out the others' slices); after
+    a ``CLUSTER FAILOVER`` of a game's primary (the old one ends the subscription) and after a
+    ``kill -9`` of it (the node's reader fails) the hub subscribes the game on its new primary
+    and the next move still wakes the listener."""
+    import asyncio
+
+    from api import hub as hub_module
+
+    app = _app(cluster, queue_redis, durability_replicas=1, durability_timeout_ms=3000)
+    client = app.test_client()
+    store: Store = app.extensions["canasta"].store
+    tables: dict[int, Table] = {}
+    for seed in range(100, 160):
+        t = Table(client, four_humans(seed=seed))
+        tables.setdefault(store.redis.get_node_from_key(store.keys.state(t.id)).port, t)
+        if len(tables) == len(cluster.primary_ports()):
+            break
+    assert len(tables) == 3
+
+    def draw(t: Table) -> int:
+        """A move of the seat to act (a draw, or a discard); its version."""
+        seat = t.view(0)[0]["view"]["to_act"]
+        view, etag = t.view(seat)
+        action = ({"type": "draw"} if view["view"]["phase"] == "draw" else
+                  {"type": "discard", "card": view["view"]["legal"]["discards"][0]})
+        key = uuid.uuid4().hex
+        for _ in range(5):  # a 503 (not confirmed in time on a busy machine) is sent again
+            r = t.move(seat, action, etag, **{"Idempotency-Key": key})
+            if r.status_code != 503:
+                break
+        assert r.status_code == 200, r.get_json()
+        return int(r.get_json()["version"])
+
+    async def scenario() -> None:
+        hub = hub_module.EventHub(hub_module.connect(cluster.url), store.keys)
+        try:
+            listeners = {}
+            for port, t in tables.items():
+                listeners[port] = hub_module.Listener(t.id, None, store.snapshot(t.id)[1])
+                await hub.listen(listeners[port])
+            await asyncio.sleep(0.5)
+            for listener in listeners.values():
+                listener.take()
+            for port, t in tables.items():
+                version = await asyncio.to_thread(draw, t)
+                await asyncio.wait_for(listeners[port].wake.wait(), 10)
+                assert [body["version"] for _, body in listeners[port].take()] == [version]
+            port, t = next(iter(tables.items()))
+            await asyncio.to_thread(cluster.failover, port)
+            version = await asyncio.to_thread(draw, t)
+            await asyncio.wait_for(listeners[port].wake.wait(), 20)
+            assert [body["version"] for _, body in listeners[port].take()] == [version]
+            version = await asyncio.to_thread(draw, t)  # and the one after: the reader is on the new node
+            await asyncio.wait_for(listeners[port].wake.wait(), 20)
+            assert [body["version"] for _, body in listeners[port].take()] == [version]
+            # kill -9 of the game's primary: no sunsubscribe, the node's reader fails instead
+            primary = store.redis.get_node_from_key(store.keys.state(t.id)).port
+            await asyncio.to_thread(cluster.kill_primary, primary)
+            await asyncio.to_thread(cluster.restart, primary)  # the game's replica, for the WAIT
+            version = await asyncio.to_thread(draw, t)
+            await asyncio.wait_for(listeners[port].wake.wait(), 20)
+            assert [body["version"] for _, body in listeners[port].take()] == [version]
+        finally:
+            await hub.close()
+
+    asyncio.run(scenario())
