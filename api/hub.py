@@ -45,11 +45,13 @@ log = logging.getLogger("canasta.hub")
 LINGER_SECONDS = 10.0  # a game's subscription outlives its last listener this long (re-polls)
 SWEEP_SECONDS = 2.0  # idle subscriptions are dropped this often
 READ_TIMEOUT_SECONDS = 1.0  # the reader looks up from the subscription this often
-# redis-py's cluster pub/sub (8.2) holds a node's connection for the whole of a read, so a new
-# game's SSUBSCRIBE on that node waits for the node's read to end: a short read keeps it
-# within this (0.6% of a core while idle, 3 primaries; 1.0 s waited 0.5 s and more)
+# a redis-py whose cluster pub/sub has no per-node mapping is read its own way, which holds a
+# node's connection for the whole of a read, so a new game's SSUBSCRIBE on that node waits
+# for the read to end: short reads keep that short (see _node_readers)
 CLUSTER_READ_TIMEOUT_SECONDS = 0.1
 NODES_CHECK_SECONDS = 0.5  # a cluster's nodes are looked over this often for one without a reader
+SUBSCRIBE_SECONDS_EACH = 0.002  # subscribing every game again may take this much more a game
+NOT_CONNECTED_SECONDS = 0.05  # a node's pub/sub not connected yet is looked at again after this
 RETRY_SECONDS = 0.5  # after the Redis connection failed, wait this long and read every game again
 SOCKET_TIMEOUT_SECONDS = 10.0
 COMMAND_SECONDS = 2.0  # an unsubscribe or a close that takes longer is given up (a stop never waits on it)  # no hub command blocks: a reply later than this is a dead server
@@ -70,10 +72,6 @@ def id_key(event_id: str) -> tuple[int, int]:
     """A stream id's order (``<ms>-<seq>``)."""
     ms, _, seq = event_id.partition("-")
     return int(ms), int(seq or 0)
-
-
-class _NodeGone(Exception):
-    """A cluster node's pub/sub was dropped (its channels moved): its reader ends."""
 
 
 @dataclass(eq=False)
@@ -236,24 +234,37 @@ class EventHub:
     async def _reader(self) -> None:
         """Wake-ups from the subscription: each one reads its game again. On a cluster, one
         reader per node (:meth:`_node_readers`)."""
-        if isinstance(self.redis, RedisCluster):
-            await self._node_readers()
-        else:
+        if not isinstance(self.redis, RedisCluster):
             await self._read_messages(self.pubsub.get_message)
+        elif not hasattr(self.pubsub, "node_pubsub_mapping"):  # a redis-py without it: its own read
+            log.warning("event hub: redis-py's cluster pub/sub has no node_pubsub_mapping; one reader for every node")
+            await self._read_messages(self.pubsub.get_sharded_message)
+        else:
+            await self._node_readers()
 
     async def _node_readers(self) -> None:
         """A reader for each node the cluster's pub/sub subscribed on, started as nodes come
-        (a game on a new node, a channel moved by a failover) and ended as they go. redis-py's
-        own ``get_sharded_message`` waits on the nodes in turn, so a wake-up on one waited
-        for the others' slices (up to 2/3 of the read's timeout with 3 primaries)."""
+        (a game on a new node, a channel moved by a failover) and ended as they go.
+
+        Why not redis-py's own ``get_sharded_message(timeout=...)``: it waits on the nodes in
+        turn (a wake-up on one waited for the others' slices), and it holds a node's I/O
+        lock while it waits there, so every new game's ``SSUBSCRIBE`` waited for the read to
+        end (200 games opened at once: 11 s with 0.1 s reads). A reader that blocks on its
+        own node until a message comes takes no lock (redis-py leaves an unbounded read to
+        its caller), as the single server's pub/sub has always been read."""
         readers: dict[str, asyncio.Task[None]] = {}
+        mapping = self.pubsub.node_pubsub_mapping
         try:
             while not self.closed:
-                for name in list(self.pubsub.node_pubsub_mapping):
+                for name, task in list(readers.items()):
+                    if name not in mapping:  # the node's pub/sub was dropped (its channels moved)
+                        task.cancel()
+                        del readers[name]
+                for name in list(mapping):
                     if name not in readers or readers[name].done():
                         node = self.redis.get_node(node_name=name)
                         if node is not None:
-                            readers[name] = asyncio.get_running_loop().create_task(self._read_node(name, node))
+                            readers[name] = asyncio.get_running_loop().create_task(self._read_node(node))
                 self.nodes_changed.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(NODES_CHECK_SECONDS):
@@ -262,27 +273,21 @@ class EventHub:
             for task in readers.values():
                 task.cancel()
 
-    async def _read_node(self, name: str, node: Any) -> None:
-        mapping = self.pubsub.node_pubsub_mapping
-
-        async def read(timeout: float) -> dict[str, Any] | None:
-            if name not in mapping:
-                raise _NodeGone
-            started = time.monotonic()
-            message: dict[str, Any] | None = await self.pubsub.get_sharded_message(timeout=timeout, target_node=node)
-            if message is None and time.monotonic() - started < timeout / 2:
-                await asyncio.sleep(timeout)  # not connected yet: no read waited
+    async def _read_node(self, node: Any) -> None:
+        async def read(timeout: float) -> dict[str, Any] | None:  # noqa: ARG001 - waits for a message
+            message: dict[str, Any] | None = await self.pubsub.get_sharded_message(timeout=None, target_node=node)
+            if message is None:
+                await asyncio.sleep(NOT_CONNECTED_SECONDS)  # not connected yet: nothing was read
             return message
 
-        with contextlib.suppress(_NodeGone):
-            await self._read_messages(read)
+        await self._read_messages(read)
 
     async def _read_messages(self, read: Callable[..., Any]) -> None:
         """Hand out the wake-ups ``read`` returns."""
         while not self.closed:
             try:
                 message = await read(timeout=self.read_timeout)
-            except (asyncio.CancelledError, _NodeGone):
+            except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - the connection failed: reconnect, then read all again
                 if self.closed:
@@ -323,8 +328,9 @@ class EventHub:
                 try:
                     await asyncio.wait_for(self.redis.nodes_manager.initialize(), COMMAND_SECONDS)
                     async with self.subscriptions:
-                        if self.by_channel:
-                            await asyncio.wait_for(self.pubsub.ssubscribe(*self.by_channel), COMMAND_SECONDS)
+                        if self.by_channel:  # ~0.3 ms a channel (2 000 games: 0.6 s)
+                            await asyncio.wait_for(self.pubsub.ssubscribe(*self.by_channel),
+                                                   COMMAND_SECONDS + len(self.by_channel) * SUBSCRIBE_SECONDS_EACH)
                     break
                 except Exception as e:  # noqa: BLE001 - a promotion still under way: try again
                     log.warning("event hub: subscribing again after a slot moved failed (%s)", e)
