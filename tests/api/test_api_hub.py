@@ -32,6 +32,13 @@ def _move(t: Table) -> int:
     return int(r.get_json()["version"])
 
 
+async def _a_move_wakes(t: Table, listener: Listener) -> None:
+    """The next move of the game reaches ``listener``, and nothing else does."""
+    version = await asyncio.to_thread(_move, t)
+    await asyncio.wait_for(listener.wake.wait(), 5)
+    assert [body["version"] for _, body in listener.take()] == [version]
+
+
 def test_listeners_are_woken_and_a_dropped_subscription_comes_back(client: FlaskClient, store: Store,
                                                                    settings: Settings,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,9 +69,7 @@ def test_listeners_are_woken_and_a_dropped_subscription_comes_back(client: Flask
             again = Listener(t.id, 2, store.snapshot(t.id)[1])
             await hub.listen(again)
             await asyncio.sleep(0.1)
-            version = await asyncio.to_thread(_move, t)
-            await asyncio.wait_for(again.wake.wait(), 5)
-            assert [body["version"] for _, body in again.take()] == [version]
+            await _a_move_wakes(t, again)
         finally:
             await hub.close()
 
@@ -149,9 +154,7 @@ def test_a_listener_that_comes_during_the_sweep_is_subscribed_again(client: Flas
             assert late in hub.feeds[t.id].listeners
             await asyncio.sleep(0.2)  # the new subscription confirmed, and its read done
             late.take()
-            version = await asyncio.to_thread(_move, t)
-            await asyncio.wait_for(late.wake.wait(), 5)
-            assert [body["version"] for _, body in late.take()] == [version]
+            await _a_move_wakes(t, late)
         finally:
             await hub.close()
 
@@ -160,8 +163,8 @@ def test_a_listener_that_comes_during_the_sweep_is_subscribed_again(client: Flas
 
 def test_a_new_games_listener_is_read_before_its_subscription_is_confirmed(client: FlaskClient, store: Store,
                                                                          settings: Settings) -> None:
-    """A subscription can wait (redis-py's cluster pub/sub holds a node's connection while its
-    reader waits on it): the listener's first read does not wait for it."""
+    """A subscription can wait (on a cluster, redis-py's own read held a node's connection while
+    it waited there, and the subscription waited for it): the listener's first read does not."""
     t = Table(client, four_humans(seed=54))
     _move(t)
     record, _ = store.snapshot(t.id)
