@@ -253,9 +253,9 @@ class EventHub:
         own node until a message comes takes no lock (redis-py leaves an unbounded read to
         its caller), as the single server's pub/sub has always been read."""
         readers: dict[str, asyncio.Task[None]] = {}
-        mapping = self.pubsub.node_pubsub_mapping
         try:
             while not self.closed:
+                mapping = self.pubsub.node_pubsub_mapping
                 for name, task in list(readers.items()):
                     if name not in mapping:  # the node's pub/sub was dropped (its channels moved)
                         task.cancel()
