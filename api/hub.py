@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +54,9 @@ SUBSCRIBE_SECONDS_EACH = 0.002  # subscribing every game again may take this muc
 NOT_CONNECTED_SECONDS = 0.05  # a node's pub/sub not connected yet is looked at again after this
 RETRY_SECONDS = 0.5  # after the Redis connection failed, wait this long and read every game again
 SOCKET_TIMEOUT_SECONDS = 10.0
-COMMAND_SECONDS = 2.0  # an unsubscribe or a close that takes longer is given up (a stop never waits on it)  # no hub command blocks: a reply later than this is a dead server
+# no hub command blocks: an unsubscribe or a close that takes longer is given up (a dead
+# server; a stop never waits on it)
+COMMAND_SECONDS = 2.0
 
 
 def connect(url: str) -> Any:
@@ -66,6 +68,12 @@ def connect(url: str) -> Any:
     if target.cluster:
         return RedisCluster.from_url(target.url, **options)
     return aredis.Redis.from_url(target.url, health_check_interval=HEALTH_CHECK_SECONDS, **options)
+
+
+async def _close_quietly(client: Any) -> None:
+    """Close a client or pub/sub; a failure or a dead server's silence is given up on."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.aclose(), COMMAND_SECONDS)
 
 
 def id_key(event_id: str) -> tuple[int, int]:
@@ -92,6 +100,11 @@ class Listener:
     pending: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (event id, body)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     closed: bool = False  # the hub stops, or the listener fell behind the trim: answer what is there and end
+
+    def end(self) -> None:
+        """Answer what is pending, and nothing more (the client resumes from its cursor)."""
+        self.closed = True
+        self.wake.set()
 
     def take(self) -> list[tuple[str, dict[str, Any]]]:
         found, self.pending = self.pending, []
@@ -126,7 +139,6 @@ class EventHub:
         self.subscriptions = asyncio.Lock()
         self.closed = False
         self.reads = 0  # pipelined batches of XRANGE (tests, benchmarks)
-        self.read_timeout = CLUSTER_READ_TIMEOUT_SECONDS if isinstance(client, RedisCluster) else READ_TIMEOUT_SECONDS
 
     # -- listeners -------------------------------------------------------------------------
     async def listen(self, listener: Listener) -> None:
@@ -134,8 +146,7 @@ class EventHub:
         server confirms a new subscription, so that no event committed before the
         subscription took effect is missed."""
         if self.closed:
-            listener.closed = True
-            listener.wake.set()
+            listener.end()
             return
         feed = self.feeds.get(listener.game_id)
         if feed is None:
@@ -164,8 +175,7 @@ class EventHub:
         del self.feeds[game_id]
         del self.by_channel[feed.channel]
         for listener in feed.listeners:
-            listener.closed = True
-            listener.wake.set()
+            listener.end()
 
     def leave(self, listener: Listener) -> None:
         feed = self.feeds.get(listener.game_id)
@@ -182,15 +192,12 @@ class EventHub:
         self.closed = True
         for feed in self.feeds.values():
             for listener in feed.listeners:
-                listener.closed = True
-                listener.wake.set()
+                listener.end()
         for task in list(self.tasks):
             task.cancel()
         if self.pubsub is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.pubsub.aclose(), COMMAND_SECONDS)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.redis.aclose(), COMMAND_SECONDS)
+            await _close_quietly(self.pubsub)
+        await _close_quietly(self.redis)
 
     def stop_now(self) -> None:
         """:meth:`close` from a signal handler on the loop."""
@@ -207,12 +214,10 @@ class EventHub:
             except BaseException:
                 # no reader yet, and none on a pub/sub without a subscription (a cluster's
                 # would spin): the next listener starts them again
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(pubsub.aclose(), COMMAND_SECONDS)
+                await _close_quietly(pubsub)
                 raise
             if self.closed:  # closed while the subscription was on its way
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(pubsub.aclose(), COMMAND_SECONDS)
+                await _close_quietly(pubsub)
                 return
             self.pubsub = pubsub
             self._spawn(self._reader())
@@ -235,10 +240,10 @@ class EventHub:
         """Wake-ups from the subscription: each one reads its game again. On a cluster, one
         reader per node (:meth:`_node_readers`)."""
         if not isinstance(self.redis, RedisCluster):
-            await self._read_messages(self.pubsub.get_message)
+            await self._read_messages(lambda: self.pubsub.get_message(timeout=READ_TIMEOUT_SECONDS))
         elif not hasattr(self.pubsub, "node_pubsub_mapping"):  # a redis-py without it: its own read
             log.warning("event hub: redis-py's cluster pub/sub has no node_pubsub_mapping; one reader for every node")
-            await self._read_messages(self.pubsub.get_sharded_message)
+            await self._read_messages(lambda: self.pubsub.get_sharded_message(timeout=CLUSTER_READ_TIMEOUT_SECONDS))
         else:
             await self._node_readers()
 
@@ -274,7 +279,7 @@ class EventHub:
                 task.cancel()
 
     async def _read_node(self, node: Any) -> None:
-        async def read(timeout: float) -> dict[str, Any] | None:  # noqa: ARG001 - waits for a message
+        async def read() -> dict[str, Any] | None:  # waits for a message, however long
             message: dict[str, Any] | None = await self.pubsub.get_sharded_message(timeout=None, target_node=node)
             if message is None:
                 await asyncio.sleep(NOT_CONNECTED_SECONDS)  # not connected yet: nothing was read
@@ -282,11 +287,11 @@ class EventHub:
 
         await self._read_messages(read)
 
-    async def _read_messages(self, read: Callable[..., Any]) -> None:
-        """Hand out the wake-ups ``read`` returns."""
+    async def _read_messages(self, read: Callable[[], Awaitable[dict[str, Any] | None]]) -> None:
+        """Hand out the wake-ups ``read`` returns (None: nothing came)."""
         while not self.closed:
             try:
-                message = await read(timeout=self.read_timeout)
+                message = await read()
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - the connection failed: reconnect, then read all again
@@ -295,8 +300,7 @@ class EventHub:
                 log.warning("event hub: subscription failed (%s); reading every game again", e)
                 await asyncio.sleep(RETRY_SECONDS)
                 self._follow_slots()  # a cluster node that fails may have been replaced
-                for every_id, every_feed in list(self.feeds.items()):
-                    self._read(every_id, every_feed)
+                self._read_all()
                 continue
             if message is not None and message.get("type") == "sunsubscribe" and message["channel"] in self.by_channel:
                 self._follow_slots()  # not ours: the node gave up the game's slot (a failover)
@@ -338,8 +342,7 @@ class EventHub:
         finally:
             self.following = False
         self.nodes_changed.set()
-        for every_id, every_feed in list(self.feeds.items()):
-            self._read(every_id, every_feed)
+        self._read_all()
 
     def _hand_out(self, data: bytes, feed: _Feed) -> bool:
         """Deliver the event a wake-up carries to the listeners at the version before it;
@@ -378,6 +381,11 @@ class EventHub:
                     for g, f in idle.items():
                         self.feeds[g] = f
                         self.by_channel[f.channel] = g
+
+    def _read_all(self) -> None:
+        """Read every game again: wake-ups may have been lost."""
+        for game_id, feed in list(self.feeds.items()):
+            self._read(game_id, feed)
 
     def _read(self, game_id: str, feed: _Feed) -> None:
         """Read the game's stream again, with the next batch."""

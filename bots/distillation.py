@@ -52,13 +52,17 @@ RIDGE = 10.0
 FOLDS = 5
 
 
+def _pile_takeable(actions: list[Action]) -> bool:
+    return any(a["type"] == "take_pile" for a in actions)
+
+
 def sampled_kind(phase: str, candidates: list[Action]) -> str | None:
     """The kind (:data:`KINDS`) of a decision among the expert's ``candidates``: in play, the
     only candidates other than the judgment's discards are going out and asking to."""
     if len(candidates) < 2:
         return None
     if phase == "draw":
-        return "draw" if any(a["type"] == "take_pile" for a in candidates) else None
+        return "draw" if _pile_takeable(candidates) else None
     if phase == "play":
         return decision_kind(candidates) or "go_out"
     return "answer" if phase == "answer" else None
@@ -87,7 +91,7 @@ def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: 
         rate = rates.get(state.phase)
         if len(actions) < 2 or rate is None:
             return choice
-        if state.phase == "draw" and not any(a["type"] == "take_pile" for a in actions):
+        if state.phase == "draw" and not _pile_takeable(actions):
             return choice
         if rng.random() >= rate:
             return choice

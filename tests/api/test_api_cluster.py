@@ -116,6 +116,17 @@ def test_the_rate_limiter_counts_on_a_cluster(cluster: LocalCluster, queue_redis
     assert client.get("/healthz").get_json() == {"status": "ok", "rate_limiter_failures": 0}
 
 
+def _move_until_confirmed(t: Table, seat: int, action: dict[str, Any], etag: str) -> Any:
+    """As a client does: a 503 (not confirmed by the replica in time on a busy machine) is sent
+    again with the same Idempotency-Key, which applies the move once."""
+    key = uuid.uuid4().hex
+    for _ in range(5):
+        r = t.move(seat, action, etag, **{"Idempotency-Key": key})
+        if r.status_code != 503:
+            return r
+    return r
+
+
 def test_a_game_goes_on_across_a_failover_of_its_primary(cluster: LocalCluster, queue_redis: str) -> None:
     """CLUSTER FAILOVER of the node that holds the game: the next requests meet MOVED (or a
     closed connection), re-read the slot table and go to the new primary; nothing is lost
@@ -126,24 +137,14 @@ def test_a_game_goes_on_across_a_failover_of_its_primary(cluster: LocalCluster, 
     store: Store = app.extensions["canasta"].store
     t = Table(client, four_humans(seed=3))
 
-    def move(action: dict[str, Any], etag: str) -> Any:
-        """As a client does: a 503 (not confirmed in time on a busy machine) is sent again
-        with the same Idempotency-Key, which applies the move once."""
-        key = uuid.uuid4().hex
-        for _ in range(5):
-            r = t.move(0, action, etag, **{"Idempotency-Key": key})
-            if r.status_code != 503:
-                return r
-        return r
-
     view, etag = t.view(0)
-    r = move({"type": "draw"}, etag)
+    r = _move_until_confirmed(t, 0, {"type": "draw"}, etag)
     assert r.status_code == 200
     node = store.redis.get_node_from_key(store.keys.state(t.id))
     cluster.failover(node.port)
     assert store.redis.get_node_from_key(store.keys.state(t.id)).port == node.port  # the client does not know yet
     card = r.get_json()["view"]["legal"]["discards"][0]
-    r = move({"type": "discard", "card": card}, r.headers["ETag"])
+    r = _move_until_confirmed(t, 0, {"type": "discard", "card": card}, r.headers["ETag"])
     assert r.status_code == 200, r.get_json()
     assert store.redis.get_node_from_key(store.keys.state(t.id)).port != node.port  # it followed the failover
     assert store.load(t.id).version == r.get_json()["version"] == store.event_count(t.id)
@@ -288,11 +289,7 @@ def test_the_event_hub_wakes_games_on_every_node_and_follows_a_failover(cluster:
         view, etag = t.view(seat)
         action = ({"type": "draw"} if view["view"]["phase"] == "draw" else
                   {"type": "discard", "card": view["view"]["legal"]["discards"][0]})
-        key = uuid.uuid4().hex
-        for _ in range(5):  # a 503 (not confirmed in time on a busy machine) is sent again
-            r = t.move(seat, action, etag, **{"Idempotency-Key": key})
-            if r.status_code != 503:
-                break
+        r = _move_until_confirmed(t, seat, action, etag)
         assert r.status_code == 200, r.get_json()
         return int(r.get_json()["version"])
 
