@@ -2,7 +2,8 @@
 move through the sharded wake-up and gets its seat's rendering; a game whose subscription
 was dropped (no listener for a while) is subscribed again for its next listener, also one
 that comes while the unsubscribe is on its way; a new game's listener is read before its
-subscription is confirmed; one read serves every listener of a game."""
+subscription is confirmed; one read serves every listener of a game; Redis down at the first
+listener, or for a while later, ends or delays nothing for good, and an outage is logged once."""
 
 from __future__ import annotations
 
@@ -30,6 +31,15 @@ def _move(t: Table) -> int:
     r = t.move(seat, action, etag)
     assert r.status_code == 200, r.get_json()
     return int(r.get_json()["version"])
+
+
+async def _until(check: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Wait until ``check()`` holds, looking every 20 ms; fail after ``seconds``."""
+    for _ in range(int(seconds / 0.02)):
+        if check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("timed out")
 
 
 async def _a_move_wakes(t: Table, listener: Listener) -> None:
@@ -208,13 +218,6 @@ def test_a_failed_first_subscription_ends_its_listener_and_the_next_one_subscrib
     port = free_ports(1)[0]
     server = ValkeyServer(port=port)
 
-    async def until(check: Callable[[], bool]) -> None:
-        for _ in range(250):
-            if check():
-                return
-            await asyncio.sleep(0.02)
-        raise AssertionError("timed out")
-
     async def scenario() -> None:
         hub = EventHub(hub_module.connect(f"redis://127.0.0.1:{port}/0"), store.keys)
         try:
@@ -227,11 +230,11 @@ def test_a_failed_first_subscription_ends_its_listener_and_the_next_one_subscrib
             late = Listener("g-down", 1, "0-0")
             await hub.listen(late)
             assert not late.closed
-            await until(lambda: hub.reads >= 1)  # the listener's own read
+            await _until(lambda: hub.reads >= 1)  # the listener's own read
             await asyncio.sleep(0.3)  # and the one at the subscription's confirmation
             reads = hub.reads
             await hub.redis.spublish(store.keys.wake("g-down"), b"7 7-0 x")  # a wake-up past it
-            await until(lambda: hub.reads > reads)  # the reader took it: the game is read again
+            await _until(lambda: hub.reads > reads)  # the reader took it: the game is read again
         finally:
             await hub.close()
 
@@ -255,13 +258,6 @@ def test_an_outage_is_logged_once_and_its_end_too(store: Store, monkeypatch: pyt
     servers = [ValkeyServer(port=port), ValkeyServer(port=port)]  # one stopped, then another
     servers[0].start()
 
-    async def until(check: Callable[[], bool]) -> None:
-        for _ in range(500):
-            if check():
-                return
-            await asyncio.sleep(0.02)
-        raise AssertionError("timed out")
-
     def said(level: str, text: str) -> int:
         return sum(1 for r in caplog.records if r.name == "canasta.hub" and r.levelname == level and text in r.message)
 
@@ -270,17 +266,17 @@ def test_an_outage_is_logged_once_and_its_end_too(store: Store, monkeypatch: pyt
         try:
             listener = Listener("g-outage", 0, "0-0")
             await hub.listen(listener)
-            await until(lambda: hub.reads >= 1)
+            await _until(lambda: hub.reads >= 1)
             await asyncio.to_thread(servers[0].stop)
-            await until(lambda: said("DEBUG", "failed again") >= 10)  # ten tries and more
+            await _until(lambda: said("DEBUG", "failed again") >= 10)  # ten tries and more
             assert said("WARNING", "reading the subscription failed") == 1
             assert said("WARNING", "games failed") == 1
             await asyncio.to_thread(servers[1].start)
-            await until(lambda: said("INFO", "reading the subscription again after") == 1)
-            await until(lambda: said("INFO", "reading games again after") == 1)
+            await _until(lambda: said("INFO", "reading the subscription again after") == 1)
+            await _until(lambda: said("INFO", "reading games again after") == 1)
             reads = hub.reads
             await hub.redis.spublish(store.keys.wake("g-outage"), b"7 7-0 x")  # a wake-up past it
-            await until(lambda: hub.reads > reads)
+            await _until(lambda: hub.reads > reads)
             assert said("WARNING", "failed") == 2
         finally:
             await hub.close()
