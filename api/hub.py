@@ -416,14 +416,14 @@ class EventHub:
                 raise
             except Exception as e:  # noqa: BLE001 - the connection failed: try the batch again
                 failures += 1
-                _log_failure(f"reading {len(batch)} games", failures, e)
+                _log_failure("reading the woken games", failures, e)
                 self.dirty.update(g for g, _ in batch)
                 await asyncio.sleep(RETRY_SECONDS)
                 self.kick.set()
                 continue
             self.reads += 1
             if failures:
-                log.info("event hub: reading games again after %d failed tries", failures)
+                log.info("event hub: reading the woken games again after %d failed tries", failures)
                 failures = 0
             for (game_id, feed), rows in zip(batch, replies, strict=True):
                 if isinstance(rows, Exception) or not rows:

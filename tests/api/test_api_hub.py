@@ -270,10 +270,10 @@ def test_an_outage_is_logged_once_and_its_end_too(store: Store, monkeypatch: pyt
             await asyncio.to_thread(servers[0].stop)
             await _until(lambda: said("DEBUG", "failed again") >= 10)  # ten tries and more
             assert said("WARNING", "reading the subscription failed") == 1
-            assert said("WARNING", "games failed") == 1
+            assert said("WARNING", "reading the woken games failed") == 1
             await asyncio.to_thread(servers[1].start)
             await _until(lambda: said("INFO", "reading the subscription again after") == 1)
-            await _until(lambda: said("INFO", "reading games again after") == 1)
+            await _until(lambda: said("INFO", "reading the woken games again after") == 1)
             reads = hub.reads
             await hub.redis.spublish(store.keys.wake("g-outage"), b"7 7-0 x")  # a wake-up past it
             await _until(lambda: hub.reads > reads)
