@@ -282,7 +282,7 @@ class EventHub:
 
     async def _read_messages(self, read: Callable[[], Awaitable[dict[str, Any] | None]]) -> None:
         """Hand out the wake-ups ``read`` returns (None: nothing came)."""
-        failures = 0
+        outage = _Outage("reading the subscription")
         while not self.closed:
             try:
                 message = await read()
@@ -291,15 +291,12 @@ class EventHub:
             except Exception as e:  # noqa: BLE001 - the connection failed: reconnect, then read all again
                 if self.closed:
                     return
-                failures += 1
-                _log_failure("reading the subscription", failures, e)
+                outage.failed(e)
                 await asyncio.sleep(RETRY_SECONDS)
                 self._follow_slots()  # a cluster node that fails may have been replaced
                 self._read_all()
                 continue
-            if failures:
-                log.info("event hub: reading the subscription again after %d failed tries", failures)
-                failures = 0
+            outage.over()
             if message is not None and message.get("type") == "sunsubscribe" and message["channel"] in self.by_channel:
                 self._follow_slots()  # not ours: the node gave up the game's slot (a failover)
                 continue
@@ -325,7 +322,7 @@ class EventHub:
         heard nothing more. Here the slot table is read again and every game subscribed where
         it now lives (redis-py moves a channel whose node changed, and sends the others again:
         harmless), until that works; then every game is read, for what was missed meanwhile."""
-        failures = 0
+        outage = _Outage("subscribing every game where the slot table puts it")
         try:
             while not self.closed:
                 try:
@@ -334,13 +331,11 @@ class EventHub:
                         if self.by_channel:  # ~0.3 ms a channel (2 000 games: 0.6 s)
                             await asyncio.wait_for(self.pubsub.ssubscribe(*self.by_channel),
                                                    COMMAND_SECONDS + len(self.by_channel) * SUBSCRIBE_SECONDS_EACH)
+                    outage.over()
                     break
                 except Exception as e:  # noqa: BLE001 - a promotion still under way: try again
-                    failures += 1
-                    _log_failure("subscribing every game again after a slot moved", failures, e)
+                    outage.failed(e)
                     await asyncio.sleep(RETRY_SECONDS)
-            if failures and not self.closed:
-                log.info("event hub: every game subscribed again after %d failed tries", failures)
         finally:
             self.following = False
         self.nodes_changed.set()
@@ -398,7 +393,7 @@ class EventHub:
         """The one reader of streams: every game woken since the last batch, read in one
         pipelined round trip (``XRANGE`` after the oldest cursor of each game's listeners),
         handed out; a game with more than a page left goes into the next batch."""
-        failures = 0
+        outage = _Outage("reading the woken games")
         while not self.closed:
             await self.kick.wait()
             self.kick.clear()
@@ -415,16 +410,13 @@ class EventHub:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - the connection failed: try the batch again
-                failures += 1
-                _log_failure("reading the woken games", failures, e)
+                outage.failed(e)
                 self.dirty.update(g for g, _ in batch)
                 await asyncio.sleep(RETRY_SECONDS)
                 self.kick.set()
                 continue
             self.reads += 1
-            if failures:
-                log.info("event hub: reading the woken games again after %d failed tries", failures)
-                failures = 0
+            outage.over()
             for (game_id, feed), rows in zip(batch, replies, strict=True):
                 if isinstance(rows, Exception) or not rows:
                     continue
@@ -434,13 +426,26 @@ class EventHub:
                     self._read(game_id)
 
 
-def _log_failure(what: str, failures: int, error: Exception) -> None:
-    """The first failure of an outage as a warning, the tries that follow (every
-    :data:`RETRY_SECONDS` until it ends: a replica's promotion takes seconds) at debug level."""
-    if failures == 1:
-        log.warning("event hub: %s failed (%s); trying again every %g s", what, error, RETRY_SECONDS)
-    else:
-        log.debug("event hub: %s failed again (%d tries; %s)", what, failures, error)
+@dataclass
+class _Outage:
+    """One of the hub's loops that retries every :data:`RETRY_SECONDS` until Redis answers
+    (a replica's promotion takes seconds): its first failure is a warning, the tries that
+    follow are at debug level, and its end an info line."""
+
+    what: str
+    failures: int = 0
+
+    def failed(self, error: Exception) -> None:
+        self.failures += 1
+        if self.failures == 1:
+            log.warning("event hub: %s failed (%s); trying again every %g s", self.what, error, RETRY_SECONDS)
+        else:
+            log.debug("event hub: %s failed again (%d tries; %s)", self.what, self.failures, error)
+
+    def over(self) -> None:
+        if self.failures:
+            log.info("event hub: %s again after %d failed tries", self.what, self.failures)
+            self.failures = 0
 
 
 def deliver(events: list[tuple[str, dict[str, Any]]], listeners: Iterable[Listener]) -> None:
