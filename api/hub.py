@@ -17,8 +17,8 @@ reader is back.
 Both commands address the game's hash tag, so on a Redis Cluster the subscription goes to
 the node that holds the game (:func:`connect` is the one place that builds the hub's client).
 There the hub reads each node in a task of its own, and follows a failover: the old primary
-ends its subscriptions, and the hub subscribes every game again where the slot table now
-puts it.
+ends its subscriptions (or its connection fails, or, frozen, it answers no ``PING``), and the
+hub subscribes every game again where the slot table now puts it.
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ LINGER_SECONDS = 10.0  # a game's subscription outlives its last listener this l
 SWEEP_SECONDS = 2.0  # idle subscriptions are dropped this often
 READ_TIMEOUT_SECONDS = 1.0  # the reader looks up from the subscription this often
 NODES_CHECK_SECONDS = 0.5  # a cluster's nodes are looked over this often for one without a reader
+QUIET_SECONDS = 5.0  # a cluster node heard from no longer than this is sent a PING
+ANSWER_SECONDS = 2.0  # ... and one that answers nothing within this more is taken for gone
 SUBSCRIBE_SECONDS_EACH = 0.002  # subscribing every game again may take this much more a game
 NOT_CONNECTED_SECONDS = 0.05  # a node's pub/sub not connected yet is looked at again after this
 RETRY_SECONDS = 0.5  # after the Redis connection failed, wait this long and read every game again
@@ -249,33 +251,65 @@ class EventHub:
         lock while it waits there, so every new game's ``SSUBSCRIBE`` waited for the read to
         end (200 games opened at once: 11 s with 0.1 s reads). A reader that blocks on its
         own node until a message comes takes no lock (redis-py leaves an unbounded read to
-        its caller), as the single server's pub/sub has always been read."""
-        readers: dict[str, asyncio.Task[None]] = {}
+        its caller), as the single server's pub/sub has always been read.
+
+        A node that stops answering without closing the connection (a process stopped, a
+        partition that drops packets) would hold its reader for ever, and its games' wake-ups
+        with it once a replica has taken its slots: a node quiet for :data:`QUIET_SECONDS` is
+        sent a ``PING`` on its subscription, and one that does not answer it within
+        :data:`ANSWER_SECONDS` loses its reader, and the games are subscribed where the slot
+        table puts them (:meth:`_follow_slots`)."""
+        readers: dict[str, _NodeReader] = {}
         try:
             while not self.closed:
                 mapping = self.pubsub.node_pubsub_mapping
-                for name, task in list(readers.items()):
+                for name, reader in list(readers.items()):
                     if name not in mapping:  # the node's pub/sub was dropped (its channels moved)
-                        task.cancel()
+                        reader.task.cancel()
                         del readers[name]
                 for name in list(mapping):
-                    if name not in readers or readers[name].done():
+                    if name not in readers or readers[name].task.done():
                         node = self.redis.get_node(node_name=name)
                         if node is not None:
-                            readers[name] = asyncio.get_running_loop().create_task(self._read_node(node))
+                            reader = readers[name] = _NodeReader(name)
+                            reader.task = asyncio.get_running_loop().create_task(self._read_node(node, reader))
+                for name, reader in list(readers.items()):
+                    if name in mapping and await self._silent(reader, mapping[name]):
+                        reader.task.cancel()
+                        del readers[name]
+                        self._follow_slots()
                 self.nodes_changed.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(NODES_CHECK_SECONDS):
                         await self.nodes_changed.wait()
         finally:
-            for task in readers.values():
-                task.cancel()
+            for reader in readers.values():
+                reader.task.cancel()
 
-    async def _read_node(self, node: Any) -> None:
+    async def _silent(self, reader: _NodeReader, pubsub: Any) -> bool:
+        """Whether the node has not answered a ``PING`` sent after a quiet spell (sent here)."""
+        now = time.monotonic()
+        if reader.pinged is not None:
+            if now - reader.pinged < ANSWER_SECONDS:
+                return False
+            log.warning("event hub: node %s answered no PING in %g s; subscribing its games where the slot "
+                        "table puts them", reader.name, ANSWER_SECONDS)
+            return True
+        if now - reader.heard >= QUIET_SECONDS:
+            reader.pinged = now
+            # only sent: the answer comes to the node's reader, as any message does (a write
+            # to a dead connection fails there too)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(pubsub.ping(), COMMAND_SECONDS)
+        return False
+
+    async def _read_node(self, node: Any, reader: _NodeReader) -> None:
         async def read() -> dict[str, Any] | None:  # waits for a message, however long
             message: dict[str, Any] | None = await self.pubsub.get_sharded_message(timeout=None, target_node=node)
             if message is None:
                 await asyncio.sleep(NOT_CONNECTED_SECONDS)  # not connected yet: nothing was read
+            else:
+                reader.heard, reader.pinged = time.monotonic(), None
             return message
 
         await self._read_messages(read)
@@ -424,6 +458,17 @@ class EventHub:
                          feed.listeners)
                 if len(rows) >= EVENTS_PER_READ:
                     self._read(game_id)
+
+
+@dataclass(eq=False)
+class _NodeReader:
+    """A cluster node's reader task, and when the node was last heard from (any message,
+    a ``PING``'s answer too) and pinged (None: no ``PING`` waits for its answer)."""
+
+    name: str
+    task: asyncio.Task[None] = field(init=False)
+    heard: float = field(default_factory=time.monotonic)
+    pinged: float | None = None
 
 
 @dataclass

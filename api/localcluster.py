@@ -7,7 +7,8 @@ fsynced before every reply), so the API's default ``CANASTA_DURABILITY=fsync`` h
 node. ``valkey-cli --cluster create`` assigns the slots and the replicas; :meth:`start`
 returns once every node says ``cluster_state:ok``. :meth:`stop` kills every process it
 started, also when starting failed half-way. :meth:`failover` and :meth:`kill_primary` are
-the faults of the soak test.
+the faults of the soak test; :meth:`freeze_primary` (``SIGSTOP``: a node that keeps its
+connections open and answers nothing) is the one a client cannot see coming.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def free_ports(n: int) -> list[int]:
 class Node:
     port: int
     proc: subprocess.Popen[bytes]
+    frozen: bool = False  # stopped by SIGSTOP: its sockets stay open, nothing answers
 
 
 class LocalCluster:
@@ -135,7 +137,8 @@ class LocalCluster:
         raise TimeoutError(f"valkey-server on port {node.port} did not answer")
 
     def alive(self) -> list[Node]:
-        return [n for n in self.nodes if n.proc.poll() is None]
+        """The nodes that run and answer (a frozen one is neither dead nor asked)."""
+        return [n for n in self.nodes if n.proc.poll() is None and not n.frozen]
 
     def wait_ok(self, timeout: float = START_SECONDS) -> None:
         """Until every running node says ``cluster_state:ok`` and sees every slot served, and
@@ -186,6 +189,25 @@ class LocalCluster:
         self._wait_primary(replica)
         return replica
 
+    def freeze_primary(self, primary_port: int) -> int:
+        """``SIGSTOP`` of that primary: its connections stay open and silent, as behind a
+        network partition that drops packets; its replica's port once the replica has taken
+        over. :meth:`thaw` lets it run again."""
+        replica = self.replica_of(primary_port)
+        node = next(n for n in self.nodes if n.port == primary_port)
+        node.proc.send_signal(signal.SIGSTOP)
+        node.frozen = True
+        self._wait_primary(replica)
+        return replica
+
+    def thaw(self, port: int) -> None:
+        """``SIGCONT`` of a frozen node: it learns it lost its slots and rejoins as a replica;
+        returns once the cluster is ok and its link to its primary is up."""
+        node = next(n for n in self.nodes if n.port == port)
+        node.proc.send_signal(signal.SIGCONT)
+        node.frozen = False
+        self.wait_ok()
+
     def restart(self, port: int) -> None:
         """Start the (killed) node of ``port`` again on its own directory: it rejoins the
         cluster, as a replica of whoever took its slots over; returns once the cluster is ok
@@ -211,7 +233,7 @@ class LocalCluster:
         """Kill every node this cluster started and remove its directory."""
         for node in self.nodes:
             if node.proc.poll() is None:
-                node.proc.kill()
+                node.proc.kill()  # a frozen node too: SIGKILL needs no SIGCONT
         for node in self.nodes:
             try:
                 node.proc.wait(5)

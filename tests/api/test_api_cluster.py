@@ -326,3 +326,79 @@ def test_the_event_hub_wakes_games_on_every_node_and_follows_a_failover(cluster:
             await hub.close()
 
     asyncio.run(scenario())
+
+
+def test_the_event_hub_hears_a_game_whose_primary_froze(cluster: LocalCluster, queue_redis: str,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """A primary that stops answering without closing its connections (``SIGSTOP``, as a
+    partition that drops packets) sends no ``sunsubscribe`` and no error: the node's reader
+    would wait on it for ever while its replica, promoted, takes the game's moves. The hub
+    hears a node's silence (a ``PING`` after a quiet spell, no answer in time), reads the
+    slot table again and subscribes the game on its new primary: the next move wakes the
+    listener. The node runs again at the end and rejoins as a replica (this test is last in
+    the module: the cluster is whole again, with its roles swapped). A node that answers its
+    ``PING`` keeps its reader however long it is quiet."""
+    import asyncio
+    import logging
+    import time
+
+    from api import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "QUIET_SECONDS", 0.5)  # a PING every half second, answered or not
+    silent = "answered no PING"
+
+    # the store's socket waits its longest blocking read and 10 s more on the frozen node
+    app = _app(cluster, queue_redis, poll_max_wait=1.0, sse_ping_seconds=1.0)
+    client = app.test_client()
+    store: Store = app.extensions["canasta"].store
+    t = Table(client, four_humans(seed=11))
+    primary = store.redis.get_node_from_key(store.keys.state(t.id)).port
+
+    def move() -> int:
+        """The seat to act draws or discards, through a failover's retries; the version."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                seat = t.view(0)[0]["view"]["to_act"]
+                view, etag = t.view(seat)
+                action = ({"type": "draw"} if view["view"]["phase"] == "draw" else
+                          {"type": "discard", "card": view["view"]["legal"]["discards"][0]})
+                r = _move_until_confirmed(t, seat, action, etag)
+                if r.status_code == 200:
+                    return int(r.get_json()["version"])
+            except (AssertionError, KeyError):  # a 503 while the slot table moves
+                pass
+            assert time.monotonic() < deadline, "no move went through the failover"
+            time.sleep(0.2)
+
+    async def scenario() -> None:
+        hub = hub_module.EventHub(hub_module.connect(cluster.url), store.keys)
+        frozen = None
+        try:
+            listener = hub_module.Listener(t.id, None, store.snapshot(t.id)[1])
+            await hub.listen(listener)
+            await asyncio.sleep(0.5)
+            listener.take()
+            version = await asyncio.to_thread(move)
+            await asyncio.wait_for(listener.wake.wait(), 10)
+            assert [body["version"] for _, body in listener.take()] == [version]
+            with caplog.at_level(logging.INFO, logger="canasta.hub"):
+                await asyncio.sleep(4 * hub_module.ANSWER_SECONDS)  # quiet, pinged, answering
+            assert silent not in caplog.text
+            frozen = primary
+            with caplog.at_level(logging.INFO, logger="canasta.hub"):
+                await asyncio.to_thread(cluster.freeze_primary, primary)
+                version = await asyncio.to_thread(move)
+            await asyncio.wait_for(listener.wake.wait(), 20)
+            assert [body["version"] for _, body in listener.take()][-1] == version
+            assert silent in caplog.text
+            version = await asyncio.to_thread(move)  # and the next: the reader is on the new primary
+            await asyncio.wait_for(listener.wake.wait(), 10)
+            assert [body["version"] for _, body in listener.take()] == [version]
+        finally:
+            await hub.close()
+            if frozen is not None:
+                await asyncio.to_thread(cluster.thaw, frozen)
+
+    asyncio.run(scenario())
