@@ -256,9 +256,9 @@ class EventHub:
         A node that stops answering without closing the connection (a process stopped, a
         partition that drops packets) would hold its reader for ever, and its games' wake-ups
         with it once a replica has taken its slots: a node quiet for :data:`QUIET_SECONDS` is
-        sent a ``PING`` on its subscription, and one that does not answer it within
-        :data:`ANSWER_SECONDS` loses its reader, and the games are subscribed where the slot
-        table puts them (:meth:`_follow_slots`)."""
+        sent a ``PING`` on its subscription, and while one that has not answered it within
+        :data:`ANSWER_SECONDS` holds games of ours by the slot table, the games are subscribed
+        where the slot table puts them (:meth:`_follow_slots`, which reads the table again)."""
         readers: dict[str, _NodeReader] = {}
         try:
             while not self.closed:
@@ -275,8 +275,6 @@ class EventHub:
                             reader.task = asyncio.get_running_loop().create_task(self._read_node(node, reader))
                 for name, reader in list(readers.items()):
                     if name in mapping and await self._silent(reader, mapping[name]):
-                        reader.task.cancel()
-                        del readers[name]
                         self._follow_slots()
                 self.nodes_changed.clear()
                 with contextlib.suppress(TimeoutError):
@@ -287,20 +285,38 @@ class EventHub:
                 reader.task.cancel()
 
     async def _silent(self, reader: _NodeReader, pubsub: Any) -> bool:
-        """Whether the node has not answered a ``PING`` sent after a quiet spell (sent here)."""
+        """Whether the node answered no ``PING`` sent after a quiet spell (sent here) and
+        holds games of ours by the slot table: then they must be followed (again every
+        :data:`ANSWER_SECONDS` until the table puts them elsewhere). A silent node that holds
+        none is the old primary's pub/sub waiting for its ``SUNSUBSCRIBE`` replies: its reader
+        waits on, harmless, and hears them if the node comes back."""
         now = time.monotonic()
-        if reader.pinged is not None:
-            if now - reader.pinged < ANSWER_SECONDS:
-                return False
+        if reader.pinged is None:
+            if now - reader.heard >= QUIET_SECONDS:
+                reader.pinged = now
+                # only sent: the answer comes to the node's reader, as any message does (a
+                # write to a dead connection fails there too)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(pubsub.ping(), COMMAND_SECONDS)
+            return False
+        if now - reader.pinged < ANSWER_SECONDS or not self._holds_games(reader.name):
+            return False
+        if not reader.silent:
+            reader.silent = True
             log.warning("event hub: node %s answered no PING in %g s; subscribing its games where the slot "
                         "table puts them", reader.name, ANSWER_SECONDS)
-            return True
-        if now - reader.heard >= QUIET_SECONDS:
-            reader.pinged = now
-            # only sent: the answer comes to the node's reader, as any message does (a write
-            # to a dead connection fails there too)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(pubsub.ping(), COMMAND_SECONDS)
+        reader.pinged = now
+        return True
+
+    def _holds_games(self, name: str) -> bool:
+        """Whether the slot table, as the hub's client last read it, puts a game of ours on
+        node ``name`` (a slot the table leaves uncovered counts: the table is read again)."""
+        for channel in list(self.by_channel):
+            try:
+                if self.redis.get_node_from_key(channel).name == name:
+                    return True
+            except Exception:  # noqa: BLE001 - SlotNotCoveredError: a promotion under way
+                return True
         return False
 
     async def _read_node(self, node: Any, reader: _NodeReader) -> None:
@@ -309,7 +325,9 @@ class EventHub:
             if message is None:
                 await asyncio.sleep(NOT_CONNECTED_SECONDS)  # not connected yet: nothing was read
             else:
-                reader.heard, reader.pinged = time.monotonic(), None
+                if reader.silent:
+                    log.info("event hub: node %s answers again", reader.name)
+                reader.heard, reader.pinged, reader.silent = time.monotonic(), None, False
             return message
 
         await self._read_messages(read)
@@ -463,12 +481,14 @@ class EventHub:
 @dataclass(eq=False)
 class _NodeReader:
     """A cluster node's reader task, and when the node was last heard from (any message,
-    a ``PING``'s answer too) and pinged (None: no ``PING`` waits for its answer)."""
+    a ``PING``'s answer too) and pinged (None: no ``PING`` waits for its answer); ``silent``:
+    it answered none, and its games were followed (logged once until it is heard again)."""
 
     name: str
     task: asyncio.Task[None] = field(init=False)
     heard: float = field(default_factory=time.monotonic)
     pinged: float | None = None
+    silent: bool = False
 
 
 @dataclass

@@ -392,7 +392,7 @@ def test_the_event_hub_hears_a_game_whose_primary_froze(cluster: LocalCluster, q
                 version = await asyncio.to_thread(move)
             await asyncio.wait_for(listener.wake.wait(), 20)
             assert [body["version"] for _, body in listener.take()][-1] == version
-            assert silent in caplog.text
+            assert caplog.text.count(silent) == 1  # once for the whole silence
             version = await asyncio.to_thread(move)  # and the next: the reader is on the new primary
             await asyncio.wait_for(listener.wake.wait(), 10)
             assert [body["version"] for _, body in listener.take()] == [version]
