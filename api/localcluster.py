@@ -164,13 +164,19 @@ class LocalCluster:
     def primary_ports(self) -> list[int]:
         return [p for p, role in self.roles().items() if role == "master"]
 
-    def replica_of(self, primary_port: int) -> int:
-        """The port of a running replica of the primary on ``primary_port``."""
-        for n in self.alive():
-            info = self.cli(n.port, "INFO", "replication")
-            if "role:slave" in info and f"master_port:{primary_port}" in info:
-                return n.port
-        raise LookupError(f"no replica of the primary on port {primary_port}")
+    def replica_of(self, primary_port: int, timeout: float = START_SECONDS) -> int:
+        """The port of a running replica of the primary on ``primary_port``. A node restarted
+        after a failover says it is a primary until it learns it was replaced, and the cluster
+        is ok meanwhile: the replica may be a moment coming."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for n in self.alive():
+                info = self.cli(n.port, "INFO", "replication")
+                if "role:slave" in info and f"master_port:{primary_port}" in info:
+                    return n.port
+            if time.monotonic() >= deadline:
+                raise LookupError(f"no replica of the primary on port {primary_port}")
+            time.sleep(0.1)
 
     def failover(self, primary_port: int) -> int:
         """``CLUSTER FAILOVER`` on a replica of that primary (a planned switch: nothing is

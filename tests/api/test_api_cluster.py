@@ -318,7 +318,11 @@ def test_the_event_hub_wakes_games_on_every_node_and_follows_a_failover(cluster:
             # kill -9 of the game's primary: no sunsubscribe, the node's reader fails instead
             primary = store.redis.get_node_from_key(store.keys.state(t.id)).port
             await asyncio.to_thread(cluster.kill_primary, primary)
-            await asyncio.to_thread(cluster.restart, primary)  # the game's replica, for the WAIT
+            # the game's replica, for the WAIT; started from this (the main) thread: a node
+            # dies with the thread that started it (procstat.die_with_parent), and to_thread's
+            # worker ended with the loop, taking the node with it (the next test found the
+            # game's primary without a replica)
+            cluster.restart(primary)
             version = await asyncio.to_thread(draw, t)
             await asyncio.wait_for(listeners[port].wake.wait(), 20)
             assert [body["version"] for _, body in listeners[port].take()] == [version]
@@ -326,6 +330,7 @@ def test_the_event_hub_wakes_games_on_every_node_and_follows_a_failover(cluster:
             await hub.close()
 
     asyncio.run(scenario())
+    assert all(n.proc.poll() is None for n in cluster.nodes)  # the restarted node outlived the loop
 
 
 def test_the_event_hub_hears_a_game_whose_primary_froze(cluster: LocalCluster, queue_redis: str,
