@@ -24,10 +24,14 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     settings = config if isinstance(config, Settings) else Settings.from_env(config)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
-    longest_block = max(settings.poll_max_wait, settings.sse_ping_seconds)
-    games_redis = connect(settings.redis_url, longest_block)
+    # the moves and reads wait at most for the durability confirmation (and the socket 10 s
+    # more): a node that went silent fails them that soon, and the retry finds the new
+    # primary; the blocking reads of the WSGI streams have a client of their own
+    games_redis = connect(settings.redis_url, settings.durability_timeout_ms / 1000)
+    blocking = connect(settings.redis_url, max(settings.poll_max_wait, settings.sse_ping_seconds))
     queue_url = settings.bot_queue_url  # a cluster without CANASTA_QUEUE_URL stops here, with the reason
-    store = Store.for_settings(games_redis, settings, None if queue_url == settings.redis_url else connect(queue_url))
+    store = Store.for_settings(games_redis, settings, None if queue_url == settings.redis_url else connect(queue_url),
+                               blocking=blocking)
     limits = StreamLimits(settings.max_streams_per_token, settings.max_streams_per_address)
     app.extensions["canasta"] = Ctx(settings, store, limits)
     errors.register(app)

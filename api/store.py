@@ -156,11 +156,17 @@ class Store:
     and the confirmation with it, on the same connection (:class:`api.redis_io.Router`).
 
     ``queue``: the Redis of the bot queue (RQ, the awaiting set); the games' own by default.
+    ``blocking``: the client of the blocking reads (``XREAD BLOCK``, :meth:`wait_events`), whose
+    socket timeout must outlast the longest of them; ``client`` by default. With one of its
+    own, ``client``'s timeout can be short, so that a request to a node that went silent
+    fails (and is sent to the new primary) sooner.
     """
 
     def __init__(self, client: Client, prefix: str = "canasta", *, durability: str = "fsync",
-                 durable_timeout_ms: int = 1000, replicas: int = 0, queue: Client | None = None) -> None:
+                 durable_timeout_ms: int = 1000, replicas: int = 0, queue: Client | None = None,
+                 blocking: Client | None = None) -> None:
         self.redis = client
+        self.blocking = client if blocking is None else blocking
         self.queue = pair(client if queue is None else queue, client)
         self.cluster = is_cluster(client)
         self.keys = Keys(prefix)
@@ -174,11 +180,12 @@ class Store:
         self._router = router(client)
 
     @classmethod
-    def for_settings(cls, client: Client, settings: Any, queue: Client | None = None) -> Store:
+    def for_settings(cls, client: Client, settings: Any, queue: Client | None = None,
+                     blocking: Client | None = None) -> Store:
         """The store an API process or a bot worker uses (``api.config.Settings``)."""
         return cls(client, settings.key_prefix, durability=settings.durability,
                    durable_timeout_ms=settings.durability_timeout_ms, replicas=settings.durability_replicas,
-                   queue=queue)
+                   queue=queue, blocking=blocking)
 
     def check_fsync(self) -> None:
         """:class:`NotDurable` unless the server fsyncs every write before it replies (asked
@@ -324,7 +331,7 @@ class Store:
         """Block until events after ``after`` exist (or the timeout passes)."""
         if timeout_ms <= 0:
             return self.events_after(game_id, after, count)
-        reply: Any = self.redis.xread({self.keys.events(game_id): after}, count=count, block=timeout_ms)
+        reply: Any = self.blocking.xread({self.keys.events(game_id): after}, count=count, block=timeout_ms)
         if not reply:
             return []
         if isinstance(reply, dict):  # RESP3

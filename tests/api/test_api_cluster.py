@@ -343,7 +343,8 @@ def test_the_event_hub_hears_a_game_whose_primary_froze(cluster: LocalCluster, q
     slot table again and subscribes the game on its new primary: the next move wakes the
     listener. The node runs again at the end and rejoins as a replica (this test is last in
     the module: the cluster is whole again, with its roles swapped). A node that answers its
-    ``PING`` keeps its reader however long it is quiet."""
+    ``PING`` keeps its reader however long it is quiet. And the move itself is held up by the
+    frozen node no longer than the store's short socket timeout."""
     import asyncio
     import logging
     import time
@@ -353,8 +354,7 @@ def test_the_event_hub_hears_a_game_whose_primary_froze(cluster: LocalCluster, q
     monkeypatch.setattr(hub_module, "QUIET_SECONDS", 0.5)  # a PING every half second, answered or not
     silent = "answered no PING"
 
-    # the store's socket waits its longest blocking read and 10 s more on the frozen node
-    app = _app(cluster, queue_redis, poll_max_wait=1.0, sse_ping_seconds=1.0)
+    app = _app(cluster, queue_redis)  # the default waits: a long-poll's 30 s does not hold a move up
     client = app.test_client()
     store: Store = app.extensions["canasta"].store
     t = Table(client, four_humans(seed=11))
@@ -394,7 +394,11 @@ def test_the_event_hub_hears_a_game_whose_primary_froze(cluster: LocalCluster, q
             frozen = primary
             with caplog.at_level(logging.INFO, logger="canasta.hub"):
                 await asyncio.to_thread(cluster.freeze_primary, primary)
+                started = time.monotonic()
                 version = await asyncio.to_thread(move)
+            # the store's socket gave up on the silent node after the durability timeout and
+            # 10 s (it waited the longest long-poll's 30 s and 10 s when one client did both)
+            assert time.monotonic() - started < 30
             await asyncio.wait_for(listener.wake.wait(), 20)
             assert [body["version"] for _, body in listener.take()][-1] == version
             assert caplog.text.count(silent) == 1  # once for the whole silence
