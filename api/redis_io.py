@@ -80,8 +80,10 @@ def is_cluster_url(url: str) -> bool:
 
 def connect(url: str, max_block_seconds: float = 30.0) -> Client:
     """The one way a process makes a client of ``url`` (:func:`parse_url`): a ``redis.Redis``
-    or a ``RedisCluster``, bytes replies (RQ shares them). Its socket timeout outlasts the
-    longest blocking read (``XREAD BLOCK``) the caller makes."""
+    or a ``RedisCluster``, bytes replies (RQ shares them). Its socket timeout outlasts by
+    :data:`REPLY_MARGIN_SECONDS` the longest wait the caller's commands ask the server for
+    (``XREAD BLOCK``, ``WAITAOF``): no longer, since a node that went silent holds a request
+    up that long before it is sent elsewhere."""
     target = parse_url(url)
     options: dict[str, Any] = {"decode_responses": False, "health_check_interval": HEALTH_CHECK_SECONDS,
                                "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
