@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 import redis
@@ -26,9 +27,9 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     # the moves and reads wait at most for the durability confirmation (and the socket 10 s
     # more): a node that went silent fails them that soon, and the retry finds the new
-    # primary; the blocking reads of the WSGI streams have a client of their own
+    # primary; the blocking reads of the WSGI streams have a client of their own, made at the first
     games_redis = connect(settings.redis_url, settings.durability_timeout_ms / 1000)
-    blocking = connect(settings.redis_url, max(settings.poll_max_wait, settings.sse_ping_seconds))
+    blocking = partial(connect, settings.redis_url, max(settings.poll_max_wait, settings.sse_ping_seconds))
     queue_url = settings.bot_queue_url  # a cluster without CANASTA_QUEUE_URL stops here, with the reason
     store = Store.for_settings(games_redis, settings, None if queue_url == settings.redis_url else connect(queue_url),
                                blocking=blocking)

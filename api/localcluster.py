@@ -136,6 +136,9 @@ class LocalCluster:
             time.sleep(0.05)
         raise TimeoutError(f"valkey-server on port {node.port} did not answer")
 
+    def _node(self, port: int) -> Node:
+        return next(n for n in self.nodes if n.port == port)
+
     def alive(self) -> list[Node]:
         """The nodes that run and answer (a frozen one is neither dead nor asked)."""
         return [n for n in self.nodes if n.proc.poll() is None and not n.frozen]
@@ -189,7 +192,7 @@ class LocalCluster:
     def kill_primary(self, primary_port: int) -> int:
         """``kill -9`` of that primary; its replica's port once the replica has taken over."""
         replica = self.replica_of(primary_port)
-        node = next(n for n in self.nodes if n.port == primary_port)
+        node = self._node(primary_port)
         node.proc.send_signal(signal.SIGKILL)
         node.proc.wait(5)
         self._wait_primary(replica)
@@ -200,7 +203,7 @@ class LocalCluster:
         network partition that drops packets; its replica's port once the replica has taken
         over. :meth:`thaw` lets it run again."""
         replica = self.replica_of(primary_port)
-        node = next(n for n in self.nodes if n.port == primary_port)
+        node = self._node(primary_port)
         node.proc.send_signal(signal.SIGSTOP)
         node.frozen = True
         self._wait_primary(replica)
@@ -209,7 +212,7 @@ class LocalCluster:
     def thaw(self, port: int) -> None:
         """``SIGCONT`` of a frozen node: it learns it lost its slots and rejoins as a replica;
         returns once the cluster is ok and its link to its primary is up."""
-        node = next(n for n in self.nodes if n.port == port)
+        node = self._node(port)
         node.proc.send_signal(signal.SIGCONT)
         node.frozen = False
         self.wait_ok()
@@ -218,7 +221,7 @@ class LocalCluster:
         """Start the (killed) node of ``port`` again on its own directory: it rejoins the
         cluster, as a replica of whoever took its slots over; returns once the cluster is ok
         and its link to its primary is up."""
-        node = next(n for n in self.nodes if n.port == port)
+        node = self._node(port)
         if node.proc.poll() is None:
             raise RuntimeError(f"the node on port {port} is running")
         assert self.dir is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -156,17 +156,18 @@ class Store:
     and the confirmation with it, on the same connection (:class:`api.redis_io.Router`).
 
     ``queue``: the Redis of the bot queue (RQ, the awaiting set); the games' own by default.
-    ``blocking``: the client of the blocking reads (``XREAD BLOCK``, :meth:`wait_events`), whose
-    socket timeout must outlast the longest of them; ``client`` by default. With one of its
-    own, ``client``'s timeout can be short, so that a request to a node that went silent
-    fails (and is sent to the new primary) sooner.
+    ``blocking``: makes the client of the blocking reads (``XREAD BLOCK``, :meth:`wait_events`),
+    whose socket timeout must outlast the longest of them, at the first such read (served
+    under granian, the API never makes one); ``client`` serves them by default. With one of
+    their own, ``client``'s timeout can be short, so that a request to a node that went
+    silent fails (and is sent to the new primary) sooner.
     """
 
     def __init__(self, client: Client, prefix: str = "canasta", *, durability: str = "fsync",
                  durable_timeout_ms: int = 1000, replicas: int = 0, queue: Client | None = None,
-                 blocking: Client | None = None) -> None:
+                 blocking: Callable[[], Client] | None = None) -> None:
         self.redis = client
-        self.blocking = client if blocking is None else blocking
+        self._make_blocking = blocking
         self.queue = pair(client if queue is None else queue, client)
         self.cluster = is_cluster(client)
         self.keys = Keys(prefix)
@@ -181,11 +182,16 @@ class Store:
 
     @classmethod
     def for_settings(cls, client: Client, settings: Any, queue: Client | None = None,
-                     blocking: Client | None = None) -> Store:
+                     blocking: Callable[[], Client] | None = None) -> Store:
         """The store an API process or a bot worker uses (``api.config.Settings``)."""
         return cls(client, settings.key_prefix, durability=settings.durability,
                    durable_timeout_ms=settings.durability_timeout_ms, replicas=settings.durability_replicas,
                    queue=queue, blocking=blocking)
+
+    @cached_property
+    def blocking(self) -> Client:
+        """The client of the blocking reads (see the class)."""
+        return self.redis if self._make_blocking is None else self._make_blocking()
 
     def check_fsync(self) -> None:
         """:class:`NotDurable` unless the server fsyncs every write before it replies (asked

@@ -127,6 +127,17 @@ def _move_until_confirmed(t: Table, seat: int, action: dict[str, Any], etag: str
     return r
 
 
+def _step(t: Table) -> int:
+    """A move of the seat to act (a draw, or a discard); its version."""
+    seat = t.view(0)[0]["view"]["to_act"]
+    view, etag = t.view(seat)
+    action = ({"type": "draw"} if view["view"]["phase"] == "draw" else
+              {"type": "discard", "card": view["view"]["legal"]["discards"][0]})
+    r = _move_until_confirmed(t, seat, action, etag)
+    assert r.status_code == 200, r.get_json()
+    return int(r.get_json()["version"])
+
+
 def test_a_game_goes_on_across_a_failover_of_its_primary(cluster: LocalCluster, queue_redis: str) -> None:
     """CLUSTER FAILOVER of the node that holds the game: the next requests meet MOVED (or a
     closed connection), re-read the slot table and go to the new primary; nothing is lost
@@ -283,16 +294,6 @@ def test_the_event_hub_wakes_games_on_every_node_and_follows_a_failover(cluster:
             break
     assert len(tables) == 3
 
-    def draw(t: Table) -> int:
-        """A move of the seat to act (a draw, or a discard); its version."""
-        seat = t.view(0)[0]["view"]["to_act"]
-        view, etag = t.view(seat)
-        action = ({"type": "draw"} if view["view"]["phase"] == "draw" else
-                  {"type": "discard", "card": view["view"]["legal"]["discards"][0]})
-        r = _move_until_confirmed(t, seat, action, etag)
-        assert r.status_code == 200, r.get_json()
-        return int(r.get_json()["version"])
-
     async def scenario() -> None:
         hub = hub_module.EventHub(hub_module.connect(cluster.url), store.keys)
         try:
@@ -304,15 +305,15 @@ def test_the_event_hub_wakes_games_on_every_node_and_follows_a_failover(cluster:
             for listener in listeners.values():
                 listener.take()
             for port, t in tables.items():
-                version = await asyncio.to_thread(draw, t)
+                version = await asyncio.to_thread(_step, t)
                 await asyncio.wait_for(listeners[port].wake.wait(), 10)
                 assert [body["version"] for _, body in listeners[port].take()] == [version]
             port, t = next(iter(tables.items()))
             await asyncio.to_thread(cluster.failover, port)
-            version = await asyncio.to_thread(draw, t)
+            version = await asyncio.to_thread(_step, t)
             await asyncio.wait_for(listeners[port].wake.wait(), 20)
             assert [body["version"] for _, body in listeners[port].take()] == [version]
-            version = await asyncio.to_thread(draw, t)  # and the one after: the reader is on the new node
+            version = await asyncio.to_thread(_step, t)  # and the one after: the reader is on the new node
             await asyncio.wait_for(listeners[port].wake.wait(), 20)
             assert [body["version"] for _, body in listeners[port].take()] == [version]
             # kill -9 of the game's primary: no sunsubscribe, the node's reader fails instead
@@ -323,7 +324,7 @@ def test_the_event_hub_wakes_games_on_every_node_and_follows_a_failover(cluster:
             # worker ended with the loop, taking the node with it (the next test found the
             # game's primary without a replica)
             cluster.restart(primary)
-            version = await asyncio.to_thread(draw, t)
+            version = await asyncio.to_thread(_step, t)
             await asyncio.wait_for(listeners[port].wake.wait(), 20)
             assert [body["version"] for _, body in listeners[port].take()] == [version]
         finally:
@@ -361,17 +362,11 @@ def test_the_event_hub_hears_a_game_whose_primary_froze(cluster: LocalCluster, q
     primary = store.redis.get_node_from_key(store.keys.state(t.id)).port
 
     def move() -> int:
-        """The seat to act draws or discards, through a failover's retries; the version."""
+        """:func:`_step`, through a failover's retries; the version."""
         deadline = time.monotonic() + 60
         while True:
             try:
-                seat = t.view(0)[0]["view"]["to_act"]
-                view, etag = t.view(seat)
-                action = ({"type": "draw"} if view["view"]["phase"] == "draw" else
-                          {"type": "discard", "card": view["view"]["legal"]["discards"][0]})
-                r = _move_until_confirmed(t, seat, action, etag)
-                if r.status_code == 200:
-                    return int(r.get_json()["version"])
+                return _step(t)
             except (AssertionError, KeyError):  # a 503 while the slot table moves
                 pass
             assert time.monotonic() < deadline, "no move went through the failover"
