@@ -1,6 +1,8 @@
 """The table of ``canasta play`` drawn with rich: everything shown is read from the server's
 views and events (melds with their canasta kind, the pile and why it is frozen, scores); no
-rule is worked out here.
+rule is worked out here. The table shows what a player with a perfect memory would know and
+the bots are told: the pile's cards in order, the wilds beside it, and the cards each seat
+was seen to take with the pile and still holds.
 
 Cards read without colour: every suit has a symbol (or, on a terminal that cannot show
 them, its letter), and red suits are also drawn in red.
@@ -51,6 +53,10 @@ class Cards:
 
     def row(self, codes: Iterable[str], sep: str = " ") -> Text:
         return Text(sep).join(self.card(c) for c in sort_cards(codes))
+
+    def in_order(self, codes: Iterable[str]) -> Text:
+        """The cards as given (the pile, bottom first), not sorted."""
+        return Text(" ").join(self.card(c) for c in codes)
 
     def plain(self, codes: Iterable[str]) -> str:
         return " ".join(self.short(c) for c in sort_cards(codes))
@@ -267,10 +273,16 @@ def pile_lines(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], cards: 
     text = Text("Pile: ", style="bold")
     text.append_text(cards.card(pile["top"]) if pile.get("top") else Text("empty"))
     text.append(f" · {plural(pile.get('size', 0), 'card')}")
+    beside = list(pile.get("beside") or [])
+    if beside:  # wilds laid beside the pile (R13): they go with it to whoever takes it
+        text.append(" + beside it ")
+        text.append_text(cards.in_order(beside))
     reasons = []
     for r in pile.get("reasons") or []:
         if r.get("reason") == "frozen_by_card":
             reasons.append(f"frozen by {cards.short(r['card'])}")
+        elif r.get("reason") == "wild_beside_pile":
+            reasons.append(f"frozen by {cards.short(r['card'])} beside the pile")
         elif r.get("reason") == "locked_by_red_three":
             reasons.append(f"locked by a red three until {seat_name(seats, r.get('until_seat'), me)} plays")
         else:
@@ -288,6 +300,29 @@ def pile_lines(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], cards: 
     text.append("Stock: ", style="bold")
     text.append(plural(view.get("stock_size", 0), "card"))
     return text
+
+
+def memory_lines(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], cards: Cards,
+                 me: int | None) -> list[RenderableType]:
+    """What every player could remember (public): the pile's cards, bottom first, and the
+    cards each other seat took with the pile and has not played since."""
+    out: list[RenderableType] = []
+    pile = list((view.get("pile") or {}).get("cards") or [])
+    if len(pile) > 1:  # one card is the top, already shown
+        line = Text("   the pile, bottom first: ", style="dim")
+        line.append_text(cards.in_order(pile))
+        out.append(line)
+    known = view.get("known_from_pile") or []
+    held = [(seat, codes) for seat, codes in enumerate(known) if codes and seat != me]
+    if held:
+        line = Text("   taken with the pile and still held: ", style="dim")
+        for i, (seat, codes) in enumerate(held):
+            if i:
+                line.append(" · ")
+            line.append(f"{short_name(seats, seat, me)} ")
+            line.append_text(cards.row(codes))
+        out.append(line)
+    return out
 
 
 def side_block(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], team: int, cards: Cards,
@@ -352,6 +387,7 @@ def table(game: Mapping[str, Any], cards: Cards, rules: dict[str, Any] | None = 
         for team in range(len(view.get("teams") or [])):
             parts.extend(side_block(view, game["seats"], team, cards, me))
         parts.append(pile_lines(view, game["seats"], cards, me))
+        parts.extend(memory_lines(view, game["seats"], cards, me))
         if me is not None:
             hand = view.get("hand") or []
             line = Text(f"Your hand ({plural(len(hand), 'card')}): ", style="bold")

@@ -35,7 +35,7 @@ def render(state: engine.State, header: dict[str, Any], after_move: int, seat: i
         rows.append((f"{p}{mark}", str(rules.team_of(p)), str(names.get(p) or ""), str(len(cards)), " ".join(cards)))
     out += _table(rows)
     if seat is not None:
-        others = ", ".join(f"seat {p}: {n}" for p, n in enumerate(view["hand_sizes"]) if p != seat)
+        others = ", ".join(f"seat {p}: {n}{_known(view, p)}" for p, n in enumerate(view["hand_sizes"]) if p != seat)
         out.append(f"other hands: {others}")
     out.append("")
 
@@ -62,13 +62,18 @@ def render(state: engine.State, header: dict[str, Any], after_move: int, seat: i
     line = f"pile: {pile['size']} cards"
     if pile["top"]:
         line += f", top {pile['top']}"
+    if pile["beside"]:
+        line += f", beside it {' '.join(pile['beside'])}"
     if pile["frozen_by"]:
-        line += f", frozen by {pile['frozen_by']}"
+        beside = any(r["reason"] == "wild_beside_pile" for r in pile["reasons"])
+        line += f", frozen by {pile['frozen_by']}" + (" beside the pile" if beside else "")
     elif pile["frozen_for_teams"]:
         line += f", frozen for team(s) {', '.join(str(t) for t in pile['frozen_for_teams'])} (not opened)"
     if pile["locked_until_seat"] is not None:
         line += f", locked until seat {pile['locked_until_seat']}'s turn"
     out.append(line)
+    if len(pile["cards"]) > 1:
+        out.append(f"  pile cards, bottom first: {' '.join(pile['cards'])}")
     out.append(f"stock: {view['stock_size']} cards")
 
     if seat is not None and state.phase not in ("deal", "over"):
@@ -80,6 +85,12 @@ def render(state: engine.State, header: dict[str, Any], after_move: int, seat: i
         out.append(f"hand {result['hand_end']} ended: {result['reason']} by seat {result['by']}")
         out += _scores(result["scores"])
     return "\n".join(out)
+
+
+def _known(view: dict[str, Any], seat: int) -> str:
+    """The cards ``seat`` was seen to take with the pile and still holds (public)."""
+    known = view["known_from_pile"][seat] if view.get("known_from_pile") else []
+    return f" (known: {' '.join(known)})" if known else ""
 
 
 def _status(state: engine.State, view: dict[str, Any]) -> str:

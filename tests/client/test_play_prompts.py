@@ -118,6 +118,37 @@ def test_the_table_shows_what_the_view_holds() -> None:
     assert "Hand 1: you went out" in text and "101" in text
 
 
+def test_the_table_shows_what_every_player_could_remember() -> None:
+    """The pile's cards in order, the wilds beside it (norwegian, R13) and the cards the other
+    seats took with the pile: public, and what the bots are told (issue 15)."""
+    from bots import policy
+
+    rules = engine.resolve("norwegian")
+    deck, salt, _ = engine.shuffle(rules, random.Random(42))
+    state = engine.deal(engine.new_game(rules), deck, salt)
+    play = policy("greedy", random.Random(42))
+    for _ in range(161):  # greedy play to a wild beside a pile of three, a seat holding known cards
+        state = engine.apply(state, state.to_act, play(state, state.to_act, engine.legal_actions(state, state.to_act)))
+    seat = state.to_act
+    view = engine.seat_view(state, seat)
+    pile = view["pile"]
+    assert pile["beside"] == ["2H"] and pile["cards"] == ["3C", "8H", "6C"]
+    seats = [{"seat": n, "team": rules.team_of(n), "name": "ann" if n == seat else None,
+              "bot": None if n == seat else "greedy", "open": False} for n in range(rules.players)]
+    game = {"id": "g" * 12, "status": "playing", "version": 9, "preset": "norwegian", "players": 4,
+            "seat": seat, "seats": seats, "view": view}
+    console = Console(record=True, width=200, color_system=None)
+    console.print(table(game, CARDS))
+    text = console.export_text()
+    assert "Pile: 6♣ · 3 cards + beside it 2♥ · frozen by 2♥ beside the pile" in text
+    assert "the pile, bottom first: 3♣ 8♥ 6♣" in text
+    held = [f"seat {n} (greedy) {CARDS.plain(codes)}" for n, codes in enumerate(view["known_from_pile"])
+            if codes and n != seat]
+    assert held and "taken with the pile and still held: " + " · ".join(held) in text
+    mine = view["known_from_pile"][seat]
+    assert not mine or CARDS.plain(mine) not in text.split("still held:")[1].split("\n")[0]
+
+
 @pytest.mark.parametrize("argv, says", [
     (["--bots", "greedy,smart"], "'smart' is not one of random, greedy, standard, expert, open"),
     (["--players", "4", "--bots", "greedy"], "--bots names 1 seat; 4 players have 3 besides you"),

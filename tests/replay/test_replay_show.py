@@ -87,3 +87,35 @@ def test_show_unreadable(tmp_path, capsys):
     path.write_bytes(b"\xff\xfe")
     assert main(["show", str(path)]) == 2
     assert "not_utf8" in capsys.readouterr().err
+
+
+def test_show_what_every_player_could_remember(tmp_path, capsys):
+    """The pile's cards in order, the wilds beside it (norwegian, R13) and, for one seat, the
+    cards the others were seen to take with the pile: public, as the service's views say."""
+    import random
+
+    from bots import policy
+    from replay.log import deal_line, header_line, move_line
+
+    rules = engine.resolve("norwegian")
+    deck, salt, digest = engine.shuffle(rules, random.Random(42))
+    state = engine.deal(engine.new_game(rules), deck, salt)
+    lines = [header_line(rules, game_id="g1"), deal_line(state.hand_no, state.dealer, deck, salt, digest)]
+    play = policy("greedy", random.Random(42))
+    for _ in range(161):  # greedy play to a wild beside a pile of three, a seat holding known cards
+        seat = state.to_act
+        action = play(state, seat, engine.legal_actions(state, seat))
+        state = engine.apply(state, seat, action)
+        lines.append(move_line(state.moves, state.hand_no, seat, action))
+    path = tmp_path / "g.jsonl"
+    path.write_bytes(encode(lines))
+    seat = state.to_act
+    assert main(["show", str(path), "--move", "161", "--seat", str(seat)]) == 0
+    out = capsys.readouterr().out
+    assert "pile: 3 cards, top 6C, beside it 2H, frozen by 2H beside the pile" in out
+    assert "pile cards, bottom first: 3C 8H 6C" in out
+    view = engine.seat_view(state, seat)
+    known = [(p, codes) for p, codes in enumerate(view["known_from_pile"]) if codes and p != seat]
+    assert known
+    for p, codes in known:
+        assert f"seat {p}: {view['hand_sizes'][p]} (known: {' '.join(codes)})" in out
