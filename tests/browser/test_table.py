@@ -482,3 +482,40 @@ def test_the_piles_cards_and_the_cards_seen_taken_with_it_show(pages: Pages, api
     assert sorted(shown) == sorted(known)
     expect(page.locator(f"#seats li[data-seat='{1 - seat}'] .seat-known")).to_have_count(0)
     pages.shot(page, "pile-known")
+
+
+def _game_with_a_wild_beside_the_pile(api: Client) -> tuple[str, str]:
+    """A two-player norwegian game (test seeds) in which a wild was discarded: it lies beside
+    the pile (R13), freezing it, and the top card stays."""
+    for seed in range(1, 60):
+        game = api.create_game("norwegian", [{"name": "ann"}, {"name": "bea"}], players=2, seed=seed)
+        tokens = {s["seat"]: s["token"] for s in game["seats"]}
+        for _ in range(20):
+            seat = api.game(game["id"]).body["view"]["to_act"]
+            player = api.seat(game["id"], tokens[seat])
+            if not player.view()["view"]["legal"]["may_draw"]:
+                break
+            player.move({"type": "draw"})
+            discards = player.view()["view"]["legal"]["discards"]
+            if not discards:
+                break
+            wilds = [c for c in discards if c == "JK" or c[0] == "2"]
+            player.move({"type": "discard", "card": (wilds or discards)[0]})
+            if wilds:
+                return game["id"], wilds[0]
+    raise AssertionError("no seed deals a wild to discard within ten turns each")
+
+
+def test_a_wild_beside_the_pile_shows_and_is_named_as_its_freeze(pages: Pages, api: Client) -> None:
+    game_id, wild = _game_with_a_wild_beside_the_pile(api)
+    view = api.game(game_id).body["view"]
+    assert view["pile"]["beside"] == [wild] and view["pile"]["top"] != wild
+    page = pages.new(f"/#game={game_id}")  # a spectator: public knowledge only
+    expect(_table(page)).to_have_attribute("data-version", str(api.game(game_id).body["version"]))
+    assert _codes(page, "#pile-beside .card") == [wild]
+    assert _codes(page, "#pile-cards .card") == view["pile"]["cards"]  # the wild is not in the pile
+    name = page.locator("#pile-beside .card").first.get_attribute("aria-label")
+    assert name and name != wild
+    expect(page.locator("#pile-frozen")).to_contain_text(f"frozen by {name} beside the pile")
+    pages.shot(page, "pile-beside")
+

@@ -130,6 +130,7 @@ export function pileBlock(view, seats, myTeam = null) {
   const lines = [];
   for (const r of pile.reasons ?? []) {
     if (r.reason === 'frozen_by_card') lines.push(`frozen by ${card(r.card).name}`);
+    else if (r.reason === 'wild_beside_pile') lines.push(`frozen by ${card(r.card).name} beside the pile`);
     else if (r.reason === 'locked_by_red_three') lines.push(`locked by a red three until ${seatName(seats, r.until_seat)} plays`);
     else lines.push(String(r.reason).replaceAll('_', ' '));
   }
@@ -143,10 +144,20 @@ export function pileBlock(view, seats, myTeam = null) {
     h('h3', { id: 'pile-title' }, 'Discard pile'),
     h('p', { class: 'pile-top' },
       pile.top ? cardFace(pile.top, { id: 'pile-top' }) : h('span', { class: 'card empty' }, '—'),
-      h('span', { id: 'pile-size' }, plural(pile.size ?? 0, 'card'))),
+      h('span', { id: 'pile-size' }, plural(pile.size ?? 0, 'card')),
+      besideCards(pile.beside ?? [])),
     pileCards(pile.cards ?? []),
     lines.length ? h('ul', { class: 'frozen', id: 'pile-frozen' }, lines.map((l) => h('li', {}, '❄ ', l))) : h('p', { class: 'muted' }, 'not frozen'),
     h('p', { id: 'stock' }, `Stock: ${plural(view.stock_size, 'card')}`));
+}
+
+// Wilds laid beside the pile (rules where a discarded wild does not cover the top card): they
+// freeze it and go with it to whoever takes it.
+function besideCards(codes) {
+  if (!codes.length) return null;
+  return h('span', { class: 'pile-beside', id: 'pile-beside' }, 'beside it: ',
+    h('span', { class: 'cards', role: 'list', 'aria-label': `beside the pile: ${cardsNames(codes)}` },
+      codes.map((code) => h('span', { role: 'listitem' }, cardFace(code, { 'data-code': code })))));
 }
 
 // Every card in the pile in the order it was laid (all face up, so public), newest last.
