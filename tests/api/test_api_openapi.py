@@ -1,6 +1,6 @@
 """openapi.yaml: one file, at the repository root, shipped in the package (api/openapi.yaml
 is a link to it, which a wheel packages as the file), served, naming the engine's presets, and
-describing the views of every preset."""
+describing the views and events of every preset."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import jsonschema_rs
 import pytest
@@ -72,35 +73,41 @@ VIEW_EVERY = 5  # moves between the views checked
 WALK_MOVES = 1500  # moves of each walk (random play may not end a game)
 
 
-def _walk(rules: engine.RuleOptions, bot: str, seed: int) -> Iterator[engine.State]:
-    """Every :data:`VIEW_EVERY`th state of a game played by ``bot`` for every seat, and its end."""
+def _walk(rules: engine.RuleOptions, bot: str, seed: int) -> Iterator[tuple[engine.State, list[dict[str, Any]]]]:
+    """Every :data:`VIEW_EVERY`th state of a game played by ``bot`` for every seat, and its
+    end, each with the events of the moves since the last one (for every reader)."""
     from bots import policy
     from engine.deal import shuffle
 
     rng = random.Random(seed)
     play = policy(bot, random.Random(seed))
     state = engine.new_game(rules)
+    events: list[dict[str, Any]] = []
     for n in range(WALK_MOVES):
         if state.phase == "deal":
             deck, salt, _ = shuffle(rules, rng)
             state = engine.deal(state, deck, salt)
         seat = state.to_act
-        state = engine.apply(state, seat, play(state, seat, engine.legal_actions(state, seat)))
+        action = play(state, seat, engine.legal_actions(state, seat))
+        before, state = state, engine.apply(state, seat, action)
+        events += [engine.describe_move(before, state, seat, action, viewer) for viewer in (None, *range(rules.players))]
+        if state.phase == "over" or n % VIEW_EVERY == 0:
+            yield state, events
+            events = []
         if state.phase == "over":
-            yield state
             return
-        if n % VIEW_EVERY == 0:
-            yield state
 
 
-def test_the_views_of_every_preset_match_the_schema() -> None:
-    """Seat and spectator views along games of every preset and player count, played by
-    greedy and at random (the schemathesis run reads one classic game): the pile's reasons,
-    the wilds beside it and the known cards as the schema says; every kind of pile reason is
-    met on the way."""
+def test_the_views_and_events_of_every_preset_match_the_schema() -> None:
+    """Seat and spectator views, and every move's event for every reader, along games of
+    every preset and player count played by greedy and at random (the schemathesis run reads
+    one classic game) are as the schema says; every kind of pile reason and every part that
+    is not always there is met on the way."""
     spec = yaml.safe_load(openapi_text())
     validator = jsonschema_rs.validator_for({"$ref": "#/components/schemas/SeatView",
                                              "components": spec["components"]})
+    move_validator = jsonschema_rs.validator_for({"$ref": "#/components/schemas/MoveEvent",
+                                                  "components": spec["components"]})
     reasons: set[str] = set()
     met: set[str] = set()  # the parts that are not always null or empty, each seen filled
     checked = 0
@@ -108,7 +115,11 @@ def test_the_views_of_every_preset_match_the_schema() -> None:
         for players in sorted(preset.by_players):
             rules = engine.resolve(name, players, {"target_score": 1500})
             for bot in ("greedy", "random"):
-                for state in _walk(rules, bot, players):
+                for state, events in _walk(rules, bot, players):
+                    for event in events:
+                        move_validator.validate(event)
+                        met.update(part for part in ("hand_end", "game_end", "pile_taken", "cards",
+                                                     "red_threes_laid", "first_turn_red_threes") if part in event)
                     views = [engine.spectator_view(state)] + [engine.seat_view(state, p) for p in range(players)]
                     for view in views:
                         validator.validate(view)
@@ -118,5 +129,6 @@ def test_the_views_of_every_preset_match_the_schema() -> None:
                         met.update(part for part in ("go_out", "take_pile", "melds") if legal.get(part))
                         checked += 1
     assert reasons == PILE_REASONS, reasons
-    assert met == {"last_hand", "result", "permission", "go_out", "take_pile", "melds"}, met
+    assert met == {"last_hand", "result", "permission", "go_out", "take_pile", "melds", "hand_end", "game_end",
+                   "pile_taken", "cards", "red_threes_laid", "first_turn_red_threes"}, met
     assert checked > 1000, checked
