@@ -172,7 +172,7 @@ def describe_move(move: dict[str, Any], seats: Sequence[Mapping[str, Any]], card
     elif kind == "add":
         what = f"added {cards.plain(a['cards'])} to the {rank_plural(a['rank'])}"
     elif kind == "discard":
-        what = f"discarded {cards.short(a['card'])}"
+        what = f"discarded {cards.short(a['card'])}" + (" beside the pile" if move.get("beside_pile") else "")
     elif kind == "ask_go_out":
         what = "asked: may I go out?"
     elif kind == "answer_go_out":

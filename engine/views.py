@@ -150,6 +150,8 @@ def describe_move(before: State, after: State, seat: int, action: dict[str, Any]
             event["cards"] = drawn
     if action.get("type") == "take_pile":
         event["pile_taken"] = len(before.pile) + len(before.pile_beside)
+    if action.get("type") == "discard" and len(after.pile_beside) > len(before.pile_beside):
+        event["beside_pile"] = True  # R13 "beside_pile": the wild lies beside the pile, not on it
     nxt = after.turn
     if (
         after.hand_no == before.hand_no

@@ -118,8 +118,8 @@ def test_the_views_and_events_of_every_preset_match_the_schema() -> None:
                 for state, events in _walk(rules, bot, players):
                     for event in events:
                         move_validator.validate(event)
-                        met.update(part for part in ("hand_end", "game_end", "pile_taken", "cards",
-                                                     "red_threes_laid", "first_turn_red_threes") if part in event)
+                        met.update(part for part in ("hand_end", "game_end", "pile_taken", "cards", "red_threes_laid",
+                                                     "first_turn_red_threes", "beside_pile") if part in event)
                     views = [engine.spectator_view(state)] + [engine.seat_view(state, p) for p in range(players)]
                     for view in views:
                         validator.validate(view)
@@ -130,5 +130,5 @@ def test_the_views_and_events_of_every_preset_match_the_schema() -> None:
                         checked += 1
     assert reasons == PILE_REASONS, reasons
     assert met == {"last_hand", "result", "permission", "go_out", "take_pile", "melds", "hand_end", "game_end",
-                   "pile_taken", "cards", "red_threes_laid", "first_turn_red_threes"}, met
+                   "pile_taken", "cards", "red_threes_laid", "first_turn_red_threes", "beside_pile"}, met
     assert checked > 1000, checked

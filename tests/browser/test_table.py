@@ -484,9 +484,9 @@ def test_the_piles_cards_and_the_cards_seen_taken_with_it_show(pages: Pages, api
     pages.shot(page, "pile-known")
 
 
-def _game_with_a_wild_beside_the_pile(api: Client) -> tuple[str, str]:
-    """A two-player norwegian game (test seeds) in which a wild was discarded: it lies beside
-    the pile (R13), freezing it, and the top card stays."""
+def _game_with_a_wild_to_discard(api: Client) -> tuple[str, Any, str]:
+    """A two-player norwegian game (test seeds) whose seat to act has drawn and may discard
+    a wild, which will lie beside the pile (R13): the game, that seat's client, the wild."""
     for seed in range(1, 60):
         game = api.create_game("norwegian", [{"name": "ann"}, {"name": "bea"}], players=2, seed=seed)
         tokens = {s["seat"]: s["token"] for s in game["seats"]}
@@ -500,22 +500,25 @@ def _game_with_a_wild_beside_the_pile(api: Client) -> tuple[str, str]:
             if not discards:
                 break
             wilds = [c for c in discards if c == "JK" or c[0] == "2"]
-            player.move({"type": "discard", "card": (wilds or discards)[0]})
             if wilds:
-                return game["id"], wilds[0]
+                return game["id"], player, wilds[0]
+            player.move({"type": "discard", "card": discards[0]})
     raise AssertionError("no seed deals a wild to discard within ten turns each")
 
 
 def test_a_wild_beside_the_pile_shows_and_is_named_as_its_freeze(pages: Pages, api: Client) -> None:
-    game_id, wild = _game_with_a_wild_beside_the_pile(api)
-    view = api.game(game_id).body["view"]
-    assert view["pile"]["beside"] == [wild] and view["pile"]["top"] != wild
+    game_id, player, wild = _game_with_a_wild_to_discard(api)
     page = pages.new(f"/#game={game_id}")  # a spectator: public knowledge only
+    expect(_table(page)).to_have_attribute("data-version", str(api.game(game_id).body["version"]))
+    top = api.game(game_id).body["view"]["pile"]["top"]
+    player.move({"type": "discard", "card": wild})
+    view = api.game(game_id).body["view"]
+    assert view["pile"]["beside"] == [wild] and view["pile"]["top"] == top
     expect(_table(page)).to_have_attribute("data-version", str(api.game(game_id).body["version"]))
     assert _codes(page, "#pile-beside .card") == [wild]
     assert _codes(page, "#pile-cards .card") == view["pile"]["cards"]  # the wild is not in the pile
     name = page.locator("#pile-beside .card").first.get_attribute("aria-label")
     assert name and name != wild
     expect(page.locator("#pile-frozen")).to_contain_text(f"frozen by {name} beside the pile")
+    expect(page.locator("#events")).to_contain_text(re.compile(r"discarded \S+ beside the pile\."))
     pages.shot(page, "pile-beside")
-

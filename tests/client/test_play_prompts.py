@@ -106,6 +106,8 @@ def test_the_table_shows_what_the_view_holds() -> None:
     seats = [{"seat": 0, "team": 0, "name": "ann", "bot": None}, {"seat": 1, "team": 1, "name": None, "bot": "greedy"}]
     move = {"seat": 1, "action": {"type": "draw"}, "drew": 1, "move": 3}
     assert describe_move(move, seats, CARDS, me=0) == "Greedy bot (seat 1) drew a card."
+    beside = {"seat": 1, "action": {"type": "discard", "card": "2C"}, "move": 4, "beside_pile": True}
+    assert describe_move(beside, seats, CARDS, me=0) == "Greedy bot (seat 1) discarded 2♣ beside the pile."
     mine = {"seat": 0, "action": {"type": "discard", "card": "7H"}, "move": 4,
             "hand_end": {"hand_end": 1, "reason": "went_out", "by": 0, "scores": []}}
     assert describe_move(mine, seats, CARDS, me=0) == "You discarded 7♥; hand 1 is over: you went out."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import RulesError, code, resolve, spectator_view
+from engine import RulesError, apply, code, describe_move, resolve, spectator_view
 from tests.engine.helpers import (
     PRESET_NAMES,
     after_opening,
@@ -207,6 +207,22 @@ def test_r13_norwegian_wild_beside_the_pile(preset, wild):
     assert sorted(meld_codes(after, team)["5"]) == ["5C", "5D", "5H"]
     assert hand(after, taker)[wild] >= 1 and after.pile == () and after.pile_beside == ()
     assert after.pile_frozen_by == -1
+
+
+@pytest.mark.parametrize("preset", ["norwegian", "finnish"])
+def test_r13_the_move_event_says_a_wild_went_beside_the_pile(preset):
+    """R13: the event of a wild discarded beside the pile says so (``beside_pile``), so that a
+    client need not compare the pile before and after to tell "discarded" from "laid beside"."""
+    state, taker = after_opening(preset, taker_cards=["2D", "QH", "QS"])
+    before = play(state, (taker, draw()))
+    after = apply(before, taker, discard("2D"))
+    event = describe_move(before, after, taker, discard("2D"), None)
+    if preset == "norwegian":
+        assert event["beside_pile"] is True and code(after.pile[-1]) == "KC"
+    else:
+        assert "beside_pile" not in event and code(after.pile[-1]) == "2D"
+    other = describe_move(before, after, taker, discard("2D"), taker)
+    assert other.get("beside_pile") == event.get("beside_pile")
 
 
 def test_r13_norwegian_wild_beside_an_empty_pile():

@@ -76,7 +76,7 @@ export function describeMove(move, seats, view = null) {
       break;
     case 'meld': what = `melded ${a.melds.map(cardsText).join(' + ')}`; break;
     case 'add': what = `added ${cardsText(a.cards)} to the ${rankPlural(a.rank)}`; break;
-    case 'discard': what = `discarded ${cardsText([a.card])}`; break;
+    case 'discard': what = `discarded ${cardsText([a.card])}${move.beside_pile ? ' beside the pile' : ''}`; break;
     case 'ask_go_out': what = 'asked partner: may I go out?'; break;
     case 'answer_go_out': what = a.yes ? 'answered: yes, go out' : 'answered: no, play on'; break;
     case 'pass': what = 'passed'; break;
