@@ -212,7 +212,11 @@ def test_r13_norwegian_wild_beside_the_pile(preset, wild):
 @pytest.mark.parametrize("preset", ["norwegian", "finnish"])
 def test_r13_the_move_event_says_a_wild_went_beside_the_pile(preset):
     """R13: the event of a wild discarded beside the pile says so (``beside_pile``), so that a
-    client need not compare the pile before and after to tell "discarded" from "laid beside"."""
+    client need not compare the pile before and after to tell a discard from a wild laid
+    beside the pile.
+
+    "Dermed legger man jokeren eller toeren ved siden av sakehaugen, så man kan se at den er delvis sperret." (004)
+    """
     state, taker = after_opening(preset, taker_cards=["2D", "QH", "QS"])
     before = play(state, (taker, draw()))
     after = apply(before, taker, discard("2D"))
