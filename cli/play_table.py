@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich import box
+from rich.columns import Columns
 from rich.console import Group, RenderableType
 from rich.rule import Rule
 from rich.table import Table
@@ -355,20 +356,23 @@ def side_block(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], team: i
     return out
 
 
-def seats_line(game: Mapping[str, Any], cards: Cards) -> Text:
+SEAT_GAP = 3  # spaces between two seats on a row
+
+
+def seats_line(game: Mapping[str, Any], cards: Cards) -> Columns:
+    """Every seat with its side and hand size, the one to act marked; as many to a row as the
+    terminal fits, none broken over two lines."""
     view = game.get("view") or {}
     me = game.get("seat")
-    text = Text()
+    parts = []
     for s in game["seats"]:
         acting = view.get("to_act") == s["seat"]
-        if text:
-            text.append(" │ ")
         mark = ("▶ " if cards.symbols else "> ") if acting else ""
         part = f"{mark}{short_name(game['seats'], s['seat'], me)}: team {s['team']}"
         if view.get("hand_sizes"):
             part += f", {plural(view['hand_sizes'][s['seat']], 'card')}"
-        text.append(part, style="bold" if acting else "")
-    return text
+        parts.append(Text(part, style="bold" if acting else ""))
+    return Columns(parts, padding=(0, SEAT_GAP))
 
 
 def table(game: Mapping[str, Any], cards: Cards, rules: dict[str, Any] | None = None) -> RenderableType:
