@@ -76,16 +76,13 @@ WALK_MOVES = 1500  # moves of each walk (random play may not end a game)
 def _walk(rules: engine.RuleOptions, bot: str, seed: int) -> Iterator[tuple[engine.State, list[dict[str, Any]]]]:
     """Every :data:`VIEW_EVERY`th state of a game played by ``bot`` for every seat, and its
     end, each with the events of the moves since the last one (for every reader)."""
-    from bots import policy
-    from engine.deal import shuffle
-
     rng = random.Random(seed)
-    play = policy(bot, random.Random(seed))
+    play = bots.policy(bot, random.Random(seed))
     state = engine.new_game(rules)
     events: list[dict[str, Any]] = []
     for n in range(WALK_MOVES):
         if state.phase == "deal":
-            deck, salt, _ = shuffle(rules, rng)
+            deck, salt, _ = engine.shuffle(rules, rng)
             state = engine.deal(state, deck, salt)
         seat = state.to_act
         action = play(state, seat, engine.legal_actions(state, seat))
