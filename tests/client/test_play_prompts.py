@@ -13,6 +13,7 @@ from rich.console import Console
 import engine
 from cli.play_prompts import BadCards, choices, decide, parse_card, parse_cards, pick
 from cli.play_table import Cards, describe_move, group_hand, score_table, table
+from tests.positions import WILD_BESIDE, played
 
 CARDS = Cards()
 
@@ -123,14 +124,8 @@ def test_the_table_shows_what_the_view_holds() -> None:
 def test_the_table_shows_what_every_player_could_remember() -> None:
     """The pile's cards in order, the wilds beside it (norwegian, R13) and the cards the other
     seats took with the pile: public, and what the bots are told (issue 15)."""
-    from bots import policy
-
-    rules = engine.resolve("norwegian")
-    deck, salt, _ = engine.shuffle(rules, random.Random(42))
-    state = engine.deal(engine.new_game(rules), deck, salt)
-    play = policy("greedy", random.Random(42))
-    for _ in range(161):  # greedy play to a wild beside a pile of three, a seat holding known cards
-        state = engine.apply(state, state.to_act, play(state, state.to_act, engine.legal_actions(state, state.to_act)))
+    state, _ = played(*WILD_BESIDE)
+    rules = state.rules
     seat = state.to_act
     view = engine.seat_view(state, seat)
     pile = view["pile"]

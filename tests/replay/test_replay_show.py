@@ -12,6 +12,7 @@ from engine.cards import hand_codes
 from replay.cli import main
 from replay.reader import parse_bytes
 from replay.validate import replay_log
+from tests.positions import WILD_BESIDE, played
 
 
 def test_show_the_end_of_a_hand_written_game(tmp_path, capsys):
@@ -92,25 +93,11 @@ def test_show_unreadable(tmp_path, capsys):
 def test_show_what_every_player_could_remember(tmp_path, capsys):
     """The pile's cards in order, the wilds beside it (norwegian, R13) and, for one seat, the
     cards the others were seen to take with the pile: public, as the service's views say."""
-    import random
-
-    from bots import policy
-    from replay.log import deal_line, header_line, move_line
-
-    rules = engine.resolve("norwegian")
-    deck, salt, digest = engine.shuffle(rules, random.Random(42))
-    state = engine.deal(engine.new_game(rules), deck, salt)
-    lines = [header_line(rules, game_id="g1"), deal_line(state.hand_no, state.dealer, deck, salt, digest)]
-    play = policy("greedy", random.Random(42))
-    for _ in range(161):  # greedy play to a wild beside a pile of three, a seat holding known cards
-        seat = state.to_act
-        action = play(state, seat, engine.legal_actions(state, seat))
-        state = engine.apply(state, seat, action)
-        lines.append(move_line(state.moves, state.hand_no, seat, action))
+    state, lines = played(*WILD_BESIDE)
     path = tmp_path / "g.jsonl"
     path.write_bytes(encode(lines))
     seat = state.to_act
-    assert main(["show", str(path), "--move", "161", "--seat", str(seat)]) == 0
+    assert main(["show", str(path), "--move", str(state.moves), "--seat", str(seat)]) == 0
     out = capsys.readouterr().out
     assert "pile: 3 cards, top 6C, beside it 2H, frozen by 2H beside the pile" in out
     assert "pile cards, bottom first: 3C 8H 6C" in out

@@ -155,9 +155,13 @@ export function pileBlock(view, seats, myTeam = null) {
 // freeze it and go with it to whoever takes it.
 function besideCards(codes) {
   if (!codes.length) return null;
-  return h('span', { class: 'pile-beside', id: 'pile-beside' }, 'beside it: ',
-    h('span', { class: 'cards', role: 'list', 'aria-label': `beside the pile: ${cardsNames(codes)}` },
-      codes.map((code) => h('span', { role: 'listitem' }, cardFace(code, { 'data-code': code })))));
+  return h('span', { class: 'pile-beside', id: 'pile-beside' }, 'beside it: ', smallCards(codes, 'beside the pile'));
+}
+
+// A few cards as a list read out with its label: each face keeps its code for the tests.
+function smallCards(codes, label) {
+  return h('span', { class: 'cards', role: 'list', 'aria-label': `${label}: ${cardsNames(codes)}` },
+    codes.map((code) => h('span', { role: 'listitem' }, cardFace(code, { 'data-code': code }))));
 }
 
 // Every card in the pile in the order it was laid (all face up, so public), newest last.
@@ -237,9 +241,7 @@ export function seatsBlock(view, seats, mySeat = null) {
 // The cards a seat was seen to take with the pile and still holds (public knowledge).
 function knownCards(codes) {
   if (!codes.length) return null;
-  return h('span', { class: 'seat-known' }, ' · known: ',
-    h('span', { class: 'cards', role: 'list', 'aria-label': `known to hold, from the pile: ${cardsNames(codes)}` },
-      sortCards(codes).map((code) => h('span', { role: 'listitem' }, cardFace(code, { 'data-code': code })))));
+  return h('span', { class: 'seat-known' }, ' · known: ', smallCards(sortCards(codes), 'known to hold, from the pile'));
 }
 
 export function resultBlock(result, view, seats) {
