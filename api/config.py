@@ -79,7 +79,8 @@ class Settings:
     redis_url: str = "redis://127.0.0.1:6379/0"
     key_prefix: str = "canasta"
     retention_seconds: int = 7 * 24 * 3600  # finished games
-    idle_seconds: int = 30 * 24 * 3600  # games nobody touched (waiting or abandoned)
+    # an unfinished game nobody joined or moved for this long expires (every change renews it)
+    idle_seconds: int = 3600
     idempotency_seconds: int = 24 * 3600
     # a change is answered only once it is on the Redis server's disk, else 503 (api.durability):
     # "fsync" (the server is checked to fsync before it replies: appendonly yes, appendfsync
@@ -129,6 +130,19 @@ class Settings:
     # moves and game reads answered on the event loop, where they can be (api.loop_routes);
     # off: every request goes through Flask's threads
     loop_routes: bool = True
+    # quotas per client (an address, or an API key an operator issued: ``canasta keys``), apart
+    # from the rate limits: games created per window (429 creation_quota beyond), unfinished
+    # games of bots only at once (429 too_many_bot_games), and bot runs queued or playing at
+    # once per kind of game (the bots' fair share: api.botqueue); 0: no limit
+    create_per_address: int = 30
+    create_window: int = 3600
+    bot_games_per_address: int = 2
+    bot_runs_per_client: int = 1
+    # new games are refused (503 store_full) once the game store's memory use reaches this
+    # share of its maxmemory (or of store_max_bytes, for a server without maxmemory); games in
+    # progress go on. 0: no check
+    store_full_ratio: float = 0.8
+    store_max_bytes: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -139,6 +153,14 @@ class Settings:
             raise ValueError("CANASTA_DURABILITY_TIMEOUT_MS is a positive number of milliseconds")
         if self.durability_replicas < 0:
             raise ValueError("CANASTA_DURABILITY_REPLICAS is a number of replicas, 0 or more")
+        if not 0 <= self.store_full_ratio <= 1:
+            raise ValueError("CANASTA_STORE_FULL_RATIO is a share of the store's memory, from 0 (no check) to 1")
+        if self.create_window < 1:
+            raise ValueError("CANASTA_CREATE_WINDOW is a number of seconds, 1 or more")
+        for name in ("create_per_address", "bot_games_per_address", "bot_runs_per_client",
+                     "store_max_bytes", "idle_seconds", "retention_seconds"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{env_name(name)} must not be negative")
 
     @property
     def bot_queue_url(self) -> str:

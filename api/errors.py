@@ -26,6 +26,7 @@ from api.service_errors import (
     NotFound,
     ServiceError,
     StaleVersion,
+    TooMany,
     Unavailable,
     Unprocessable,
 )
@@ -109,6 +110,7 @@ PROBLEMS: dict[type[ServiceError], Problem] = {
     StaleVersion: Problem(412),
     IllegalMove: Problem(422, title="Illegal move"),
     Unprocessable: Problem(422),
+    TooMany: Problem(429),
     Unavailable: Problem(503),
 }
 UNMAPPED = Problem(500)  # a refusal of a kind the table lacks: a bug of ours
@@ -117,7 +119,9 @@ UNMAPPED = Problem(500)  # a refusal of a kind the table lacks: a bug of ours
 def service_problem(err: ServiceError) -> ApiError:
     """The answer to a refusal of the service (:data:`PROBLEMS`)."""
     problem = next((PROBLEMS[kind] for kind in type(err).__mro__ if kind in PROBLEMS), UNMAPPED)
-    headers = {"WWW-Authenticate": problem.challenge} if problem.challenge else None
+    headers = {"WWW-Authenticate": problem.challenge} if problem.challenge else {}
+    if "retry_after" in err.facts:  # a quota's window, the store's memory: when to come back
+        headers["Retry-After"] = str(max(1, int(err.facts["retry_after"])))
     return ApiError(problem.status, err.code, err.detail, title=problem.title, headers=headers, **err.facts)
 
 

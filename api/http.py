@@ -13,6 +13,8 @@ import orjson
 from flask import Response, current_app, request
 from marshmallow import Schema
 
+from api.apikeys import ApiKeys
+from api.clients import Client
 from api.config import Settings
 from api.errors import ApiError
 from api.keys import GAME_ID_RE
@@ -52,6 +54,10 @@ class Ctx:
     stream_limits: StreamLimits
     rate_limiter_failures: FailureCount = field(default_factory=FailureCount)
 
+    @property
+    def api_keys(self) -> ApiKeys:
+        return ApiKeys(self.store.redis, self.settings.key_prefix)
+
 
 def ctx() -> Ctx:
     return current_app.extensions["canasta"]
@@ -76,6 +82,22 @@ def etag_matches(header: str | None, version: int) -> bool:
         return True
     tags = {part.strip().removeprefix("W/") for part in header.split(",")}
     return etag(version) in tags
+
+
+API_KEY_HEADER = "HTTP_X_API_KEY"  # X-Api-Key: an operator's key (canasta keys), for creating games
+
+
+def request_client() -> Client:
+    """Who sends this request, for its quotas: the API key in ``X-Api-Key`` (401
+    ``invalid_api_key`` when it is no live key), else the client address."""
+    c = ctx()
+    secret = request.environ.get(API_KEY_HEADER)
+    if secret is None:
+        return Client.of_address(request.remote_addr, c.settings)
+    key = c.api_keys.verify(secret.strip())
+    if key is None:
+        raise ApiError(401, "invalid_api_key", "X-Api-Key is not a key this server issued (or it was revoked).")
+    return Client.of_key(key, c.settings)
 
 
 def check_game_id(game_id: str) -> str:

@@ -30,7 +30,7 @@ ANY_QUERY = frozenset({"web.table", "static"})
 # counted on that token's limit as if sent in Authorization
 QUERY_TOKEN = frozenset(e for e, names in QUERY_PARAMS.items() if ACCESS_TOKEN in names)
 REPLAY_ENDPOINT = "replays.replay"  # POST /replay: a whole game through the engine, its own limit
-ALLOW_HEADERS = "Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID"
+ALLOW_HEADERS = "Authorization, Content-Type, If-Match, Idempotency-Key, Last-Event-ID, X-Api-Key"
 EXPOSE_HEADERS = "ETag, Location, Retry-After, Idempotent-Replayed"
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 BEARER = "bearer "  # the Authorization scheme of a token, lower-cased

@@ -24,7 +24,8 @@ import redis
 
 import bots
 import engine
-from api import botqueue, eventcodec, gamelog, logcodec
+from api import botqueue, eventcodec, gamelog, logcodec, quotas
+from api.clients import Client, unlimited
 from api.config import Settings
 from api.service_errors import (
     Conflict,
@@ -414,7 +415,8 @@ def remember(game_id: str, change: Change, result: Commit) -> None:
 
 def must_settle(change: Change, result: Commit, *, by_bot_run: bool = False) -> bool:
     """Whether :func:`settle` has anything to do (it talks to Redis only then)."""
-    return (not by_bot_run and _bot_to_act(change)) or result.log_plain >= logcodec.CHUNK
+    return ((not by_bot_run and _bot_to_act(change)) or result.log_plain >= logcodec.CHUNK
+            or change.meta["status"] == "over")
 
 
 def settle(store: Store, game_id: str, change: Change, result: Commit, *, by_bot_run: bool = False) -> None:
@@ -424,6 +426,14 @@ def settle(store: Store, game_id: str, change: Change, result: Commit, *, by_bot
         _notify_bots(store, game_id, change, result.version)
     if result.log_plain >= logcodec.CHUNK:
         _compact_log(store, game_id, result.log_chunks)
+    if change.kind == "move" and change.meta["status"] == "over":
+        _finished(store, game_id, change.meta)
+
+
+def _finished(store: Store, game_id: str, meta: dict[str, Any]) -> None:
+    """The game ended: its client may start another game of bots only."""
+    if meta.get("bots_only") and meta.get("client"):
+        quotas.release_bot_game(store, meta["client"], game_id)
 
 
 def _bot_to_act(change: Change) -> bool:
@@ -438,7 +448,8 @@ def _notify_bots(store: Store, game_id: str, change: Change, version: int) -> No
     if not _bot_to_act(change):
         return
     try:
-        botqueue.notify(store.queue, botqueue.config_for(store.keys.prefix), game_id, version)
+        cfg = botqueue.config_for(store.keys.prefix)
+        botqueue.notify(store.queue, cfg, game_id, version, botqueue.BotWork.of(game_id, change.meta, cfg))
     except Exception:  # noqa: BLE001 - a failed enqueue must not fail the accepted change (the sweeper retries)
         log.exception("enqueueing the bots of %s v%s failed", game_id, version)
 
@@ -452,9 +463,14 @@ def _compact_log(store: Store, game_id: str, chunks: int) -> None:
 
 
 # -- create, join, hand to a bot ----------------------------------------------------------
-def create_game(store: Store, settings: Settings, body: dict[str, Any], *,
+def create_game(store: Store, settings: Settings, body: dict[str, Any], *, client: Client | None = None,
                 deck_source: DeckSource | None = None) -> tuple[dict[str, Any], int]:
     """``body`` is a loaded CreateGameSchema. Returns (response body, version).
+
+    ``client``: who asks (an address or an API key), whose quotas the game counts on
+    (:mod:`api.quotas`: room in the store, games per window, games of bots only at once);
+    None: the operator's own tools, unlimited. The game remembers its client for its bots'
+    fair share (:mod:`api.botqueue`).
 
     ``deck_source`` is for tests only (the fair-play property test deals two games from
     decks it chose): the deck of a hand dealt now, when every seat is filled at creation.
@@ -481,15 +497,24 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any], *,
             tokens[n] = new_token()
             seat["token"] = hash_token(tokens[n])
         seats.append(seat)
+    client = client if client is not None else unlimited(settings)
+    bots_only = all(s["bot"] is not None for s in seats)
+    quotas.check_room(store, settings)
+    quotas.count_creation(store, client)
     for _ in range(MAX_CAS_RETRIES):
         game_id = new_game_id()
+        if bots_only:
+            quotas.reserve_bot_game(store, settings, client, game_id)
         meta = {"id": game_id, "preset": rules.preset, "rules": rules.to_dict(), "created": gamelog.now_rfc3339(),
                 "status": "waiting", "seats": seats, "seed": seed,
-                "turn_timeout": body.get("turn_timeout", DEFAULT_TURN_TIMEOUT)}
+                "turn_timeout": body.get("turn_timeout", DEFAULT_TURN_TIMEOUT),
+                "client": client.ident, "bot_runs": client.quotas.bot_runs, "bots_only": bots_only}
         change = _creation(game_id, meta, rules, deck_source)
         result = commit_change(store, settings, game_id, None, change)
         if result.outcome == "ok":
             break
+        if bots_only:  # pragma: no cover - 72-bit ids do not collide
+            quotas.release_bot_game(store, client.ident, game_id)
     else:  # pragma: no cover - 72-bit ids do not collide
         raise Unavailable("unavailable", "Could not allocate a game id; try again.")
     response = game_view(change.game(game_id, result.version), None, with_rules=True)

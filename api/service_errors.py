@@ -59,7 +59,13 @@ class Unprocessable(ServiceError):
 
 
 class Unavailable(ServiceError):
-    """The service could not do it now; the same request may succeed later."""
+    """The service could not do it now; the same request may succeed later (``retry_after``:
+    seconds, when the service can tell)."""
+
+
+class TooMany(ServiceError):
+    """The caller has used its share (a quota of its address or API key); ``retry_after``
+    says in how many seconds the share is there again, when a window ends."""
 
 
 # -- refusals that callers tell apart -------------------------------------------------------

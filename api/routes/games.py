@@ -22,6 +22,7 @@ from api.http import (
     if_match_version,
     json_body,
     json_response,
+    request_client,
 )
 from api.schemas import BOTS, BotSchema, CreateGameSchema, JoinSchema, MoveSchema
 from api.service_errors import ServiceError
@@ -39,7 +40,7 @@ move_bodies = LoadedBodies()  # move bodies repeat: each distinct one is validat
 def create_game() -> Response:
     body = json_body(_create)
     c = ctx()
-    result, version = service.create_game(c.store, c.settings, body)
+    result, version = service.create_game(c.store, c.settings, body, client=request_client())
     location = url_for("games.get_game", game_id=result["id"])
     return json_response(result, 201, {"Location": location, "ETag": etag(version)})
 

@@ -33,7 +33,7 @@ from api.loop_routes import Turns
 from api.store import Store, connect
 
 ALLOWED = "https://table.example"
-COMMON: dict[str, Any] = {"test_seeds": True, "rate_limit_enabled": True, "rate_limit_per_address": 100_000,
+COMMON: dict[str, Any] = {"test_seeds": True, "rate_limit_enabled": True, "rate_limit_per_address": 100_000, "create_per_address": 0,
                           "rate_limit_per_token": 100_000, "cors_origins": (ALLOWED,), "trust_proxy": True}
 
 
