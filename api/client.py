@@ -55,6 +55,7 @@ from typing import Any, NotRequired, TypedDict
 from urllib.parse import quote, urlencode
 
 import requests
+import requests.adapters
 
 USER_AGENT = "canasta-client/1"
 EVENT_STREAM = "text/event-stream"
@@ -293,11 +294,14 @@ class Client:
 
     ``timeout`` bounds every request (a long-poll adds its ``wait``); ``retry`` is the
     :class:`RetryPolicy` (``NO_RETRY`` to see every 429 and 503 yourself); ``sleep`` is how
-    it waits before a retry."""
+    it waits before a retry; ``api_key``, an operator's key sent with each new game (its
+    quotas instead of the address's)."""
 
     def __init__(self, base_url: str, *, session: requests.Session | None = None, timeout: float = 30.0,
-                 retry: RetryPolicy = RetryPolicy(), sleep: Callable[[float], object] = time.sleep) -> None:
+                 retry: RetryPolicy = RetryPolicy(), sleep: Callable[[float], object] = time.sleep,
+                 api_key: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self.api_key = api_key  # an operator's key (X-Api-Key): the games it creates count on its quotas
         self.http = session or requests.Session()
         self.http.headers["User-Agent"] = USER_AGENT
         self.timeout = timeout
@@ -410,7 +414,8 @@ class Client:
             body["seed"] = seed
         if turn_timeout is not None:
             body["turn_timeout"] = turn_timeout
-        return self.request("POST", "/games", json_body=body).body
+        headers = {"X-Api-Key": self.api_key} if self.api_key else None
+        return self.request("POST", "/games", json_body=body, headers=headers).body
 
     def game(self, game_id: str, token: str | None = None, *, if_none_match: str | None = None) -> Reply:
         """``GET /games/{id}``: the seat's view (a spectator's without a token); the
@@ -556,6 +561,29 @@ def _decode(r: requests.Response) -> Any:
 
 def _seg(value: str) -> str:
     return quote(str(value), safe="")
+
+
+class SourceAddressAdapter(requests.adapters.HTTPAdapter):
+    """An adapter whose connections leave from one local ``address`` (a host with several
+    addresses; tests and benchmarks that play several clients from loopback addresses)."""
+
+    def __init__(self, address: str, **kwargs: Any) -> None:
+        self.address = address
+        super().__init__(**kwargs)
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["source_address"] = (self.address, 0)
+        super().init_poolmanager(*args, **kwargs)
+
+
+def session_from(address: str) -> requests.Session:
+    """A ``requests.Session`` (for :class:`Client`'s ``session``) whose every connection
+    comes from the local ``address``."""
+    session = requests.Session()
+    adapter = SourceAddressAdapter(address)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
 
 
 def new_idempotency_key() -> str:

@@ -134,15 +134,19 @@ def delete_test_keys(client: redis.Redis, prefix: str) -> int:
     deleted = delete_prefix(games_redis, prefix)
     if games_redis is not client:
         deleted += delete_prefix(client, prefix)  # the awaiting set
-    queue = f"{prefix}-bots".encode()
+    queue = f"{prefix}-bots".encode()  # and its other lane, "<queue>-bg"
+    shares = f"rq:rl:{prefix}:".encode()  # the client shares' rate limits (api.botqueue)
     ours = []
     for key in client.scan_iter(match="rq:*", count=1000):
         m = _JOB_GAME.search(key)
-        if queue in key or (m is not None and m.group(1) in games):
+        if queue in key or key.startswith(shares) or (m is not None and m.group(1) in games):
             ours.append(key)
     for i in range(0, len(ours), 500):
         deleted += client.delete(*ours[i:i + 500])
-    client.srem("rq:queues", b"rq:queue:" + queue)
+    client.srem("rq:queues", b"rq:queue:" + queue, b"rq:queue:" + queue + b"-bg")
+    stale = [k for k in client.smembers("rq:rl-keys") if k.startswith(shares[len("rq:rl:"):])]
+    if stale:
+        client.srem("rq:rl-keys", *stale)
     return deleted
 
 

@@ -49,6 +49,7 @@ from typing import Any
 from api import procstat
 from api.config import add_queue_url_option
 from bots.stats import percentile
+from worker import bench_flood
 
 # (A, B, rules, A's goal): a bot is a level, with ``@ms`` for the expert's budget per decision
 PAIRINGS: list[tuple[str, str, str, float | None]] = [
@@ -526,6 +527,7 @@ def parser() -> argparse.ArgumentParser:
                     help="the games' Redis, one server or a redis+cluster:// URL (default: $REDIS_URL, else a "
                          "private Valkey)")
     add_queue_url_option(lt)
+    bench_flood.add_parser(sub)
     return p
 
 
@@ -533,6 +535,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.what == "strength":
         return strength(args)
+    if args.what == "flood":
+        return bench_flood.main(args)
     return latency(args)
 
 

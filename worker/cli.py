@@ -22,10 +22,9 @@ from types import FrameType
 from typing import Any
 
 from rq import SimpleWorker
-from rq.registry import ScheduledJobRegistry
 from rq.utils import now as rq_now
 
-from api.botqueue import SERIALIZER, BotKeys, rq_queue
+from api.botqueue import SERIALIZER, BotKeys, rq_queues
 from api.config import Settings, add_queue_url_option, queue_url_for
 from api.procstat import StopFlag
 from worker import runner
@@ -163,7 +162,8 @@ def _ask_stop(signum: int, frame: FrameType | None) -> None:
 
 
 def _make_worker(redis: Any, cfg: WorkerConfig) -> SimpleWorker:
-    return BotWorker([rq_queue(redis, cfg)], connection=redis, serializer=SERIALIZER, log_job_description=False)
+    # the lanes in order (api.botqueue): a run of a person's game before any of a game of bots only
+    return BotWorker(rq_queues(redis, cfg), connection=redis, serializer=SERIALIZER, log_job_description=False)
 
 
 def run_single(url: Urls, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> int:
@@ -175,7 +175,9 @@ def run_single(url: Urls, cfg: WorkerConfig, burst: bool, sweeper: bool, level: 
     if sweep:
         sweep.start()
     try:
-        _make_worker(redis, cfg).work(with_scheduler=True, logging_level=level)
+        # no RQ scheduler: nothing of ours is scheduled (a failed run is the sweeper's to
+        # replace), and a scheduler process died with a dropped connection for good
+        _make_worker(redis, cfg).work(with_scheduler=False, logging_level=level)
     finally:
         if sweep:
             sweep.stop()
@@ -192,12 +194,12 @@ def _burst(redis: Any, cfg: WorkerConfig, sweeper: bool, level: str) -> int:
         counts = sweep_once(redis, cfg) if sweeper else None
         if counts and (counts["enqueued"] or counts["replaced"]):
             log.warning("sweeper: %s", dict(counts))
-        worked = _make_worker(redis, cfg).work(burst=True, with_scheduler=True, logging_level=level)
+        worked = _make_worker(redis, cfg).work(burst=True, with_scheduler=False, logging_level=level)
         if not sweeper or BotWorker.stop_asked:
             return 0
         if worked or (counts and (counts["enqueued"] or counts["replaced"])):
             last_progress = time.monotonic()
-        pending = redis.zcard(keys.awaiting()) + len(ScheduledJobRegistry(queue=rq_queue(redis, cfg)))
+        pending = redis.zcard(keys.awaiting())
         if not pending:
             return 0
         if time.monotonic() - last_progress > patience:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any
 
-from api.botqueue import QueueConfig
+from api.botqueue import BOTS, QueueConfig
 
 LEASE_RENEWALS = 3  # a job renews its lease this many times per lease: a slow move never loses it
 
@@ -23,9 +23,16 @@ class WorkerConfig(QueueConfig):
 
     lease_ms: int = 5000  # a job holds a game this long without renewing it
     slice_seconds: float = 5.0  # a job plays this long, then hands the game to a new job
+    # in the lane of games of bots only (api.botqueue): nobody waits for them, and a person's
+    # game waits for a worker at most this long (and a bot's decision)
+    bots_slice_seconds: float = 0.5
     sweep_seconds: float = 3.0
     deep_sweep_seconds: float = 60.0  # full scan of game keys, for a set entry lost
     budget_ms: float = 75.0  # expert thinking time per decision
+
+    def slice_of(self, lane: str) -> float:
+        """How long a run in ``lane`` plays before it hands its game on."""
+        return self.bots_slice_seconds if lane == BOTS else self.slice_seconds
 
     @property
     def lease_seconds(self) -> float:
@@ -44,6 +51,8 @@ class WorkerConfig(QueueConfig):
             queue=queue.queue,
             lease_ms=int(_env_float("CANASTA_BOT_LEASE_MS", cls.lease_ms)),
             slice_seconds=_env_float("CANASTA_BOT_SLICE_SECONDS", cls.slice_seconds),
+            bots_slice_seconds=_env_float("CANASTA_BOT_BOTS_SLICE_SECONDS", cls.bots_slice_seconds),
+            runs_per_client=queue.runs_per_client,
             sweep_seconds=_env_float("CANASTA_BOT_SWEEP_SECONDS", cls.sweep_seconds),
             budget_ms=_env_float("CANASTA_BOT_BUDGET_MS", cls.budget_ms),
         )

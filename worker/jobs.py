@@ -8,12 +8,24 @@ answers for a game when no job does: :mod:`worker.recovery`.
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
+import redis
 from rq import get_current_job
 
 from worker.config import WorkerConfig
 from worker.runner import BotRun
+
+log = logging.getLogger("canasta.worker")
+
+# A run that loses its Redis connection (the server restarted, a failover) starts again on a
+# new one for this long: every step of a run is safe to repeat (reads, a lease taken with
+# SET NX, moves that are compare-and-sets at the version read), and a run that failed instead
+# would be replaced by the sweeper seconds later and count as the bot's failure.
+RECONNECT_SECONDS = 20.0
+RECONNECT_PAUSES = (0.2, 0.5, 1.0, 2.0)  # then 2 s between tries
 
 
 def play_bot_turns(game_id: str, version: int, prefix: str, attempt: int = 0) -> dict[str, Any]:
@@ -23,5 +35,17 @@ def play_bot_turns(game_id: str, version: int, prefix: str, attempt: int = 0) ->
     if job is None:  # pragma: no cover - only RQ calls this
         raise RuntimeError("play_bot_turns runs inside an RQ job")
     cfg = WorkerConfig.from_env(prefix)
-    retry = job.retries_left is not None and job.retries_left < len(cfg.retry_intervals)
-    return BotRun(job.connection, cfg, game_id, token=job.id).run(version, attempt, retry)
+    deadline = time.monotonic() + RECONNECT_SECONDS
+    tries = 0
+    start: int | None = version
+    while True:
+        try:
+            return BotRun(job.connection, cfg, game_id, token=job.id).run(start, attempt)
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            if time.monotonic() >= deadline:
+                raise
+            pause = RECONNECT_PAUSES[min(tries, len(RECONNECT_PAUSES) - 1)]
+            tries += 1
+            start = None  # the lost try may have moved the game on: play on from where it is
+            log.warning("bot run of %s lost its Redis connection (%s); again in %.1f s", game_id, e, pause)
+            time.sleep(pause)

@@ -15,7 +15,15 @@ import time
 from typing import Any
 
 import bots
-from api.botqueue import ANY_VERSION, DISCARD, BotKeys, discard_awaiting, discard_command, games_of
+from api.botqueue import (
+    ANY_VERSION,
+    DISCARD,
+    BotKeys,
+    BotWork,
+    discard_awaiting,
+    discard_command,
+    games_of,
+)
 from api.config import Settings
 from api.keys import Keys
 from api.procstat import StopFlag
@@ -92,20 +100,21 @@ class BotRun:
         record = self.store.load(self.game_id)
         return game_from_record(self.game_id, record) if record is not None else None
 
-    def run(self, version: int, attempt: int = 0, retry: bool = False) -> dict[str, Any]:
-        """Play from ``version``; a ``retry`` (RQ re-running a failed run) plays on from any
-        version, since the failed run may have moved the game on before it failed."""
+    def run(self, version: int | None, attempt: int = 0) -> dict[str, Any]:
+        """Play from ``version`` (``attempt``: runs of this game that failed before); None:
+        from whatever version the game is at (a run that lost its connection plays on where
+        it may have moved the game before)."""
         try:
-            return self._run(version, attempt, retry)
+            return self._run(version, attempt)
         finally:
             self.lease.release()
 
-    def _run(self, version: int, attempt: int, retry: bool) -> dict[str, Any]:
+    def _run(self, version: int | None, attempt: int) -> dict[str, Any]:
         game = self.load()
         if game is None:
             discard_awaiting(self.redis, self.cfg.prefix, self.game_id, ANY_VERSION)
             return self._result("gone", None)
-        if game.version != version and not retry:
+        if version is not None and game.version != version:
             return self._result("moved_on", game)  # whoever moved it on is responsible now
         if bot_to_act(game) is None:
             discard_awaiting(self.redis, self.cfg.prefix, self.game_id, game.version)
@@ -118,7 +127,8 @@ class BotRun:
             if handoff:
                 self.lease.release()
                 assert game is not None
-                ensure_job(self.redis, self.cfg, self.game_id, game.version, grace_seconds=0)
+                ensure_job(self.redis, self.cfg, self.game_id, game.version, BotWork.of(self.game_id, game.meta, self.cfg),
+                           grace_seconds=0)
                 return self._result("handed_off", game)
             # Release, and read the version with the release: a move that raced with it is
             # ours to play. The game at a version never changes, so an unchanged version
@@ -152,7 +162,8 @@ class BotRun:
             if name is None:
                 return game, False
             assert game is not None and game.state is not None
-            if self.moves and (time.monotonic() - started > self.cfg.slice_seconds or STOP.is_set()):
+            time_slice = self.cfg.slice_of(BotWork.of(self.game_id, game.meta, self.cfg).lane)
+            if self.moves and (time.monotonic() - started > time_slice or STOP.is_set()):
                 return game, True  # let other games' jobs run (or the worker stop); a new job goes on
             seat = game.state.to_act
             action = self.decide(name if attempt < FALLBACK_AFTER and self.illegal == 0 else "random", game, seat)

@@ -13,14 +13,27 @@ import logging
 import threading
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
-from api.botqueue import ANY_VERSION, BotKeys, discard_awaiting, games_of
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.rate_limit import RateLimitRegistry
+
+from api.botqueue import (
+    ANY_VERSION,
+    SERIALIZER,
+    BotKeys,
+    BotWork,
+    discard_awaiting,
+    games_of,
+    rate_limit_keys_of,
+)
 from api.keys import Keys
 from api.service import game_from_record
 from api.store import RECORD_FIELDS, record_of
 from worker.config import WorkerConfig
-from worker.recovery import ensure_job
+from worker.recovery import ensure_job, replace_job
 from worker.runner import bot_to_act
 
 log = logging.getLogger("canasta.worker")
@@ -60,8 +73,47 @@ def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
                 counts["discarded"] += 1
                 continue
             assert game is not None
-            counts[ensure_job(redis, cfg, g, game.version)] += 1
+            counts[ensure_job(redis, cfg, g, game.version, BotWork.of(g, game.meta, cfg))] += 1
+    release_stale_shares(redis, cfg)
     return counts
+
+
+def release_stale_shares(redis: Any, cfg: WorkerConfig) -> int:
+    """Give back the client shares (RQ's rate limits of :mod:`api.botqueue`) that jobs no
+    longer hold, and move the runs waiting for them to the queue: what RQ's own maintenance
+    does only every ten minutes, and what it does not do at all for a job whose worker was
+    killed (RQ calls it "started" until its heartbeat's registry is cleaned). A started job
+    is alive while it holds its game's lease; one that does not, started longer than a lease
+    ago, is dead: deleted, and its share given back. Returns the dead jobs found."""
+    keys = [k.decode() if isinstance(k, bytes) else k for k in redis.smembers(RateLimitRegistry.rl_keys_key)]
+    dead = 0
+    for key in rate_limit_keys_of(cfg.prefix, keys):
+        registry = RateLimitRegistry(key, connection=redis)
+        for jid in registry.get_allowed_job_ids():
+            if _dead(redis, cfg, jid):
+                log.warning("job %s died holding its client's share; giving the share back", jid)
+                try:
+                    replace_job(redis, Job.fetch(jid, connection=redis, serializer=SERIALIZER))
+                except NoSuchJobError:
+                    registry.release_and_enqueue(jid)
+                dead += 1
+        registry.cleanup()
+    return dead
+
+
+def _dead(redis: Any, cfg: WorkerConfig, jid: str) -> bool:
+    """Whether job ``jid`` is "started" but holds no lease of its game, since longer than a lease."""
+    status, started_at = redis.hmget(Job.key_for(jid), "status", "started_at")
+    if status is None or status.decode() != JobStatus.STARTED.value or not started_at:
+        return False
+    started = datetime.fromisoformat(started_at.decode().replace("Z", "+00:00"))
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    if (datetime.now(UTC) - started).total_seconds() < cfg.lease_seconds:
+        return False
+    game_id = jid.removeprefix("bot-").rsplit("-v", 1)[0]
+    holder = games_of(redis).get(BotKeys(cfg.prefix).lease(game_id))
+    return holder is None or holder.decode() != jid
 
 
 def deep_sweep(redis: Any, cfg: WorkerConfig) -> int:

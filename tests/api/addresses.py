@@ -2,7 +2,7 @@
 
 Every address of 127.0.0.0/8 reaches a server bound to 127.0.0.1, and the server sees the
 address the connection came from: a hostile client and its victim in one test are
-``Client(base, session=session_from("127.0.0.2"))`` and ``... "127.0.0.3"``. Only loopback
+``client_from(base, "127.0.0.2")`` and ``client_from(base, "127.0.0.3")``. Only loopback
 addresses are taken (these tests never reach another machine)."""
 
 from __future__ import annotations
@@ -12,32 +12,20 @@ import socket
 from typing import Any
 
 import requests
-from requests.adapters import HTTPAdapter
 
 from api.client import NO_RETRY, Client
+from api.client import session_from as _session_from
 
 
-class SourceAddressAdapter(HTTPAdapter):
-    """An adapter whose connections leave from ``address`` (a loopback address)."""
-
-    def __init__(self, address: str, **kwargs: Any) -> None:
-        if not ipaddress.ip_address(address).is_loopback:
-            raise ValueError(f"{address} is not a loopback address")
-        self.address = address
-        super().__init__(**kwargs)
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["source_address"] = (self.address, 0)
-        super().init_poolmanager(*args, **kwargs)
+def _loopback(address: str) -> str:
+    if not ipaddress.ip_address(address).is_loopback:
+        raise ValueError(f"{address} is not a loopback address")
+    return address
 
 
 def session_from(address: str) -> requests.Session:
-    """A ``requests.Session`` whose every connection comes from ``address``."""
-    session = requests.Session()
-    adapter = SourceAddressAdapter(address)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
+    """A ``requests.Session`` whose every connection comes from the loopback ``address``."""
+    return _session_from(_loopback(address))
 
 
 def client_from(base: str, address: str, **kwargs: Any) -> Client:
@@ -50,5 +38,5 @@ def socket_from(base: str, address: str, timeout: float = 5.0) -> socket.socket:
     """A raw TCP connection to ``base`` (``http://host:port``) from ``address``: for clients
     that misbehave below HTTP (slow headers, idle sockets)."""
     host, port = base.removeprefix("http://").split(":")
-    sock = socket.create_connection((host, int(port.rstrip("/"))), timeout=timeout, source_address=(address, 0))
-    return sock
+    return socket.create_connection((host, int(port.rstrip("/"))), timeout=timeout,
+                                    source_address=(_loopback(address), 0))

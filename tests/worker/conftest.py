@@ -102,14 +102,12 @@ def move_events(store: Store, game_id: str) -> list[dict[str, Any]]:
 
 
 def run_worker(redis: Any, cfg: WorkerConfig, rounds: int = 50) -> None:
-    """In-process SimpleWorker bursts (no fork) until the queue and its retries are empty."""
-    from rq.registry import ScheduledJobRegistry
-
-    from api.botqueue import rq_queue as queue
+    """In-process SimpleWorker bursts (no fork) until every lane's queue is empty (a run
+    handed on at its slice's end, or let through by its client's share, is queued anew)."""
+    from api.botqueue import rq_queues
     from worker.cli import _make_worker
 
     for _ in range(rounds):
-        _make_worker(redis, cfg).work(burst=True, with_scheduler=True, logging_level="WARNING")
-        q = queue(redis, cfg)
-        if not len(q) and not len(ScheduledJobRegistry(queue=q)):
+        _make_worker(redis, cfg).work(burst=True, with_scheduler=False, logging_level="WARNING")
+        if not any(len(q) for q in rq_queues(redis, cfg)):
             return

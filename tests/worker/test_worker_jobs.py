@@ -12,7 +12,7 @@ from rq.job import Job
 import bots
 from api import service
 from api.botqueue import BotKeys as Keys
-from api.botqueue import job_id, notify
+from api.botqueue import BotWork, games_of, job_id, notify
 from api.botqueue import rq_queue as queue
 from api.config import Settings
 from api.store import Store
@@ -112,10 +112,11 @@ def test_the_same_job_enqueued_twice_is_applied_once(wstore: Store, wsettings: S
     v = game.version
     q = queue(rclient, cfg)
     assert job_id(gid, v) in q.job_ids
-    assert notify(rclient, cfg, gid, v) is None  # the duplicate is dropped
+    work = BotWork.of(gid, game.meta, cfg)
+    assert notify(rclient, cfg, gid, v, work) is None  # the duplicate is dropped
     assert q.job_ids.count(job_id(gid, v)) == 1
     run_worker(rclient, cfg)
-    assert notify(rclient, cfg, gid, v) is None  # still dropped after the run finished
+    assert notify(rclient, cfg, gid, v, work) is None  # still dropped after the run finished
     run_worker(rclient, cfg)
     # running the same run again by hand changes nothing: the version has moved on
     assert BotRun(rclient, cfg, gid, "manual").run(v)["outcome"] == "moved_on"
@@ -128,7 +129,9 @@ def test_sweeper_recovers_lost_and_failed_jobs(wstore: Store, wsettings: Setting
                                                cfg: WorkerConfig) -> None:
     created = new_game(wstore, wsettings, [{"bot": "greedy"}, {"name": "h"}], preset="finnish-2p", seed=13)
     gid = created["id"]
-    v = service.load_game(wstore, gid).version
+    game = service.load_game(wstore, gid)
+    v = game.version
+    work = BotWork.of(gid, game.meta, cfg)
     jid = job_id(gid, v)
     # the enqueue was lost (the queue emptied, the job gone): the sweeper enqueues again
     Job.fetch(jid, connection=rclient, serializer="rq.serializers.JSONSerializer").delete(remove_from_queue=True)
@@ -139,16 +142,20 @@ def test_sweeper_recovers_lost_and_failed_jobs(wstore: Store, wsettings: Setting
     job = Job.fetch(jid, connection=rclient, serializer="rq.serializers.JSONSerializer")
     queue(rclient, cfg).remove(job)
     job.set_status("failed")
-    assert ensure_job(rclient, cfg, gid, v) == "replaced"
+    assert ensure_job(rclient, cfg, gid, v, work) == "replaced"
     job = Job.fetch(jid, connection=rclient, serializer="rq.serializers.JSONSerializer")
     assert job.kwargs["attempt"] == 1
-    # a job whose worker died (started long ago, no lease): replaced; a fresh one is left alone
+    # a started job holding its game's lease is alive, however long ago it started; one whose
+    # worker died (no lease) is replaced
     queue(rclient, cfg).remove(job)
-    job.started_at = datetime.now(UTC) - timedelta(seconds=1)
+    job.started_at = datetime.now(UTC) - timedelta(seconds=60)
     job.set_status("started")
     job.save()
-    assert ensure_job(rclient, cfg, gid, v, grace_seconds=30) == "running"
-    assert ensure_job(rclient, cfg, gid, v) == "replaced"
+    lease = Keys(cfg.prefix).lease(gid)
+    games_of(rclient).set(lease, jid, px=5000)
+    assert ensure_job(rclient, cfg, gid, v, work) == "running"
+    games_of(rclient).delete(lease)
+    assert ensure_job(rclient, cfg, gid, v, work) == "replaced"
     run_worker(rclient, cfg)
     game = service.load_game(wstore, gid)
     assert game.version > v and (game.status == "over" or game.state.to_act == 1)
@@ -162,18 +169,6 @@ def test_job_ids_use_only_the_allowed_characters(bad: str) -> None:
     assert job_id("Ab_9-x", 17) == "bot-Ab_9-x-v17"
     with pytest.raises(ValueError):
         job_id(bad, 1)
-
-
-def test_a_retried_run_plays_on_from_where_the_failed_one_stopped(wstore: Store, wsettings: Settings,
-                                                                  rclient: Any, cfg: WorkerConfig) -> None:
-    created = new_game(wstore, wsettings, [{"bot": "greedy"}, {"name": "h"}], preset="finnish-2p", seed=14)
-    gid = created["id"]
-    v = service.load_game(wstore, gid).version
-    # a first run failed after it had moved the game on: its retry still carries the old version
-    assert BotRun(rclient, cfg, gid, "first").run(v - 1)["outcome"] == "moved_on"
-    result = BotRun(rclient, cfg, gid, "retry").run(v - 1, retry=True)
-    assert result["outcome"] == "done" and result["moves"] > 0
-    assert service.load_game(wstore, gid).state.to_act == 1
 
 
 def test_release_reads_the_version_with_the_release_and_frees_only_its_own_lease(
