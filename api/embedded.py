@@ -67,9 +67,10 @@ class EmbeddedRedis:
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int | None = None, data_dir: str | Path | None = None,
-                 durable: bool = True) -> None:
+                 durable: bool = True, maxmemory: str | None = None) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve() if data_dir is not None else None
         self.host, self.durable = host, durable
+        self.maxmemory = maxmemory
         self._port = port
         self._server: _Valkey | None = None  # made by start(), once the directory is known free
         self.url = ""
@@ -82,13 +83,26 @@ class EmbeddedRedis:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self._own(self.data_dir)
         if self._server is None:
-            config = DURABLE if self.durable else VOLATILE
-            self._server = _Valkey(host=self.host, port=self._port,
-                                        data_dir=str(self.data_dir) if self.data_dir else None, config=dict(config))
+            self._server = self._make_server(self._port)
         self._server.start()
         self.pid = self._server.pid
+        self._port = self._server.port  # a restart comes back on the same port: the URL others hold stays true
         self.url = f"redis://{self._server.host}:{self._server.port}/0"
         return self.url
+
+    def _make_server(self, port: int | None) -> _Valkey:
+        config = dict(DURABLE if self.durable else VOLATILE)
+        if self.maxmemory:  # games are never evicted: writes beyond it fail, and the API refuses new games first
+            config.update({"maxmemory": self.maxmemory, "maxmemory-policy": "noeviction"})
+        return _Valkey(host=self.host, port=port, data_dir=str(self.data_dir) if self.data_dir else None, config=config)
+
+    def restart(self) -> str:
+        """Start the server again after it died, on the same port and data directory (its
+        append-only file holds every write it answered); its URL, unchanged."""
+        if self._server is not None:
+            self._server.stopped = True  # the dead one: its stop (or finaliser) must not touch the new one
+        self._server = self._make_server(self._port)
+        return self.start()
 
     @property
     def port(self) -> int | None:

@@ -39,6 +39,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", default=None,
                    help=f"the embedded Valkey's data (default: $XDG_DATA_HOME/canasta, else {default_data_dir()}; "
                         "created if missing; unused with a Redis URL)")
+    p.add_argument("--maxmemory", default=os.environ.get("CANASTA_VALKEY_MAXMEMORY", DEFAULT_MAXMEMORY),
+                   help=f"the embedded Valkey's memory limit (default: $CANASTA_VALKEY_MAXMEMORY, else "
+                        f"{DEFAULT_MAXMEMORY}; Valkey's units: 512mb, 2gb); new games are refused before it is "
+                        "reached (CANASTA_STORE_FULL_RATIO), games in progress go on")
     p.add_argument("--bot-workers", type=int, default=2,
                    help="bot worker processes (default 2: a bot run waits on Redis part of the time, "
                         "so one more process than the API leaves free fills it; see BENCHMARKS.md)")
@@ -55,6 +59,10 @@ def worker_available() -> bool:
         return False
 
 
+DEFAULT_MAXMEMORY = "1gb"  # ~30 000 games in progress (docs/operations.md: memory per game)
+# the embedded Valkey is started again when it dies, at most this often in this window; a
+# server that keeps dying (a full disk, a broken append-only file) stops canasta serve instead
+RESTARTS, RESTART_WINDOW_SECONDS = 5, 300.0
 KILL_TIMEOUT_SECONDS = 2  # a worker that has not stopped by then is killed (granian waits forever)
 # requests in flight per worker (granian's --backpressure; its default is backlog / workers,
 # 512): every open event stream and waiting long-poll is one, so it must be well above them
@@ -127,6 +135,39 @@ def _stop(procs: list[subprocess.Popen[bytes]], timeout: float = 10.0) -> None:
             p.wait(5)
 
 
+class ValkeyKeeper:
+    """Starts the embedded Valkey again when it dies (killed, crashed), on its port and data
+    directory: the API, the bot workers and their RQ queue reconnect by themselves, and the
+    append-only file holds every write it answered. A server that dies more than
+    :data:`RESTARTS` times in :data:`RESTART_WINDOW_SECONDS`, or cannot start, is not
+    restarted: ``canasta serve`` then stops (exit 1) for its own supervisor to see."""
+
+    def __init__(self, embedded: EmbeddedRedis) -> None:
+        self.embedded = embedded
+        self.restarts: list[float] = []
+
+    def keep_alive(self) -> bool:
+        """Check the server; restart it if it died. False: it cannot be kept alive."""
+        if self.embedded.alive():
+            return True
+        now = time.monotonic()
+        self.restarts = [t for t in self.restarts if now - t < RESTART_WINDOW_SECONDS]
+        if len(self.restarts) >= RESTARTS:
+            print(f"canasta serve: the Valkey died {len(self.restarts) + 1} times in {RESTART_WINDOW_SECONDS:.0f} s; "
+                  "stopping (see valkey.log in the data directory)", file=sys.stderr, flush=True)
+            return False
+        self.restarts.append(now)
+        print(f"canasta serve: the Valkey (pid {self.embedded.pid}) died; starting it again on "
+              f"{self.embedded.data_dir}", file=sys.stderr, flush=True)
+        try:
+            self.embedded.restart()
+        except Exception as e:  # noqa: BLE001 - whatever stops it from starting stops us
+            print(f"canasta serve: the Valkey does not start again ({e}); stopping", file=sys.stderr, flush=True)
+            return False
+        print(f"canasta serve: the Valkey is back (pid {self.embedded.pid})", file=sys.stderr, flush=True)
+        return True
+
+
 def _warn_persistence(url: str) -> None:
     """Say what an external server lacks for durable games (``api.durability``)."""
     from api.config import Settings
@@ -161,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         url = args.redis_url or os.environ.get("REDIS_URL")
         if not url:
             data_dir = args.data_dir or default_data_dir()
-            embedded = EmbeddedRedis(data_dir=data_dir)
+            embedded = EmbeddedRedis(data_dir=data_dir, maxmemory=args.maxmemory or None)
             try:
                 url = embedded.start()
             except DataDirInUse as e:
@@ -201,11 +242,15 @@ def main(argv: list[str] | None = None) -> int:
         print("create a game:\n  curl -s -X POST " + base + "/games -H 'Content-Type: application/json' "
               "-d '{\"preset\": \"classic\", \"seats\": [{\"name\": \"you\"}, {\"bot\": \"random\"}, "
               "{\"bot\": \"random\"}, {\"bot\": \"random\"}]}'", flush=True)
+        keeper = ValkeyKeeper(embedded) if embedded is not None else None
         while not stop.wait(0.5):
             dead = [p for p in procs if p.poll() is not None]
             if dead:
                 print(f"canasta serve: {part_name(dead[0])} exited with {dead[0].returncode}; stopping",
                       file=sys.stderr, flush=True)
+                code = 1
+                break
+            if keeper is not None and not keeper.keep_alive():
                 code = 1
                 break
         return code

@@ -41,10 +41,10 @@ def _valkey_on(port: int) -> list[psutil.Process]:
 class Serve:
     """``canasta serve`` as a subprocess (no REDIS_URL: its embedded Valkey), output captured."""
 
-    def __init__(self, data_dir: Path, *extra: str) -> None:
+    def __init__(self, data_dir: Path, *extra: str, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CANASTA_DURABILITY")}
+        env = {**{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CANASTA_DURABILITY")}, **(env or {})}
         env["CANASTA_KEY_PREFIX"] = "serve-test"
         env["CANASTA_BOT_BUDGET_MS"] = "5"
         env["CANASTA_TEST_SEEDS"] = "1"  # the tests deal known hands
