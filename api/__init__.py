@@ -33,7 +33,8 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     queue_url = settings.bot_queue_url  # a cluster without CANASTA_QUEUE_URL stops here, with the reason
     store = Store.for_settings(games_redis, settings, None if queue_url == settings.redis_url else connect(queue_url),
                                blocking=blocking)
-    limits = StreamLimits(settings.max_streams_per_token, settings.max_streams_per_address)
+    limits = StreamLimits(settings.max_streams_per_token, settings.max_streams_per_address, games_redis,
+                          settings.key_prefix)
     app.extensions["canasta"] = Ctx(settings, store, limits)
     errors.register(app)
 

@@ -143,7 +143,7 @@ def test_open_streams_are_limited_per_token_and_address_and_come_back(redis_url:
     on the event loop.)"""
     from api import create_app
 
-    app = create_app({"redis_url": redis_url, "key_prefix": key_prefix, "test_seeds": True,
+    app = create_app({"redis_url": redis_url, "key_prefix": key_prefix + ":streams", "test_seeds": True,
                       "rate_limit_enabled": False, "max_streams_per_token": 1, "max_streams_per_address": 3,
                       "sse_ping_seconds": 0.2, "sse_max_seconds": 5, "poll_max_wait": 1})
     client = app.test_client()
