@@ -59,6 +59,16 @@ class Disconnected(Exception):
     """The client went away before its request was read."""
 
 
+class SlowBody(Exception):
+    """The client did not send its body within ``body_read_seconds``: a slow-body attack
+    holds a connection and a buffer for as long as it trickles; it is answered 408."""
+
+
+SLOW_BODY = orjson.dumps({"type": "urn:canasta:problem:body_timeout", "title": "Request Timeout", "status": 408,
+                          "detail": "The request body did not arrive in time.", "code": "body_timeout"})
+SLOW_BODY_HEADERS = [(b"content-type", b"application/problem+json"), (b"connection", b"close")]
+
+
 class App:
     """The ASGI callable of one process."""
 
@@ -83,12 +93,15 @@ class App:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            if scope["method"] == "GET" and scope["path"].endswith(EVENTS_SUFFIX):
-                await self._events(scope, receive, send)
-            elif self.loop_routes is not None and self.loop_routes.wants(scope):
-                await self._on_loop(scope, receive, send, self.loop_routes)
-            else:
-                await self._flask(scope, receive, send)
+            try:
+                if scope["method"] == "GET" and scope["path"].endswith(EVENTS_SUFFIX):
+                    await self._events(scope, receive, send)
+                elif self.loop_routes is not None and self.loop_routes.wants(scope):
+                    await self._on_loop(scope, receive, send, self.loop_routes)
+                else:
+                    await self._flask(scope, receive, send)
+            except SlowBody:
+                await _send_whole(send, 408, SLOW_BODY_HEADERS, SLOW_BODY)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -140,15 +153,19 @@ class App:
                 return b""
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise Disconnected
-            chunk = message.get("body", b"")
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > self.body_limit or not message.get("more_body"):
-                return b"".join(chunks)
+        try:
+            async with asyncio.timeout(self.settings.body_read_seconds):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        raise Disconnected
+                    chunk = message.get("body", b"")
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > self.body_limit or not message.get("more_body"):
+                        return b"".join(chunks)
+        except TimeoutError:
+            raise SlowBody from None
 
     def _call_flask(self, environ: dict[str, Any]) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         started: list[Any] = []

@@ -96,6 +96,9 @@ class Settings:
     test_seeds: bool = False
     cors_origins: tuple[str, ...] = ()
     max_body_bytes: int = 1024 * 1024
+    # a request's body must arrive within this (408 body_timeout); its headers within
+    # CANASTA_HEADER_READ_SECONDS (granian's own timeout, set by canasta serve)
+    body_read_seconds: float = 10.0
     # rate limits: requests per window, per client address and per token; 0 disables one
     rate_limit_enabled: bool = True
     rate_limit_window: int = 10

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping
 from types import FrameType
 
 from api.asgi import DEFAULT_THREADS
@@ -68,16 +69,36 @@ KILL_TIMEOUT_SECONDS = 2  # a worker that has not stopped by then is killed (gra
 # 512): every open event stream and waiting long-poll is one, so it must be well above them
 REQUESTS_PER_WORKER = 20_000
 BACKLOG = 4096  # connections waiting to be accepted (a crowd reconnecting at once)
+HEADER_READ_SECONDS = 10.0  # CANASTA_HEADER_READ_SECONDS: a request's head must arrive within it
+MAX_HEADER_READ_MS = 60_000  # granian's most
 
 
-def api_command(host: str, port: int, workers: int, access_log: bool = False) -> list[str]:
+def header_read_ms(env: Mapping[str, str]) -> int:
+    """How long a connection may take to send a request's headers, ms: ``CANASTA_HEADER_READ_SECONDS``
+    of ``env`` (default :data:`HEADER_READ_SECONDS`, at most granian's 60 s)."""
+    value = env.get("CANASTA_HEADER_READ_SECONDS", "").strip()
+    seconds = float(value) if value else HEADER_READ_SECONDS
+    return max(1, min(MAX_HEADER_READ_MS, int(seconds * 1000)))
+
+
+def api_command(host: str, port: int, workers: int, access_log: bool = False,
+                env: Mapping[str, str] | None = None) -> list[str]:
     """granian serving the ASGI app; a worker that dies is started again. Its Flask threads:
-    ``CANASTA_THREADS`` in the environment (:func:`api_env`)."""
+    ``CANASTA_THREADS`` in the environment (:func:`api_env`); its settings: ``env`` (default
+    this process's environment), which it will run with.
+
+    HTTP/1 only (``--http 1``), with a header read timeout: a connection that sends no
+    complete request head within it (a slow-headers attack, a socket opened and left idle,
+    an idle keep-alive connection) is closed. Measured with granian 2.8: under ``--http auto``
+    the timeout starts only at the first byte (the protocol is sniffed first), so a socket
+    that never sends one stayed open for good; under ``--http 1`` it starts at once. HTTP/2
+    needs TLS in browsers, which a proxy in front terminates."""
     cmd = [
         sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
         "--host", host, "--port", str(port), "--workers", str(workers),
         "--respawn-failed-workers", "--workers-kill-timeout", str(KILL_TIMEOUT_SECONDS),
         "--backlog", str(BACKLOG), "--backpressure", str(REQUESTS_PER_WORKER),
+        "--http", "1", "--http1-header-read-timeout", str(header_read_ms(os.environ if env is None else env)),
         "--log-level", "warning",
     ]
     if access_log:
@@ -225,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "REDIS_URL": url}
         if args.queue_url:  # the API's and the worker's
             env["CANASTA_QUEUE_URL"] = args.queue_url
-        api = _spawn(api_command(args.host, args.port, args.workers, args.access_log), api_env(env, args.threads))
+        api = _spawn(api_command(args.host, args.port, args.workers, args.access_log, env), api_env(env, args.threads))
         procs.append(api)
         if not args.no_bot_worker and worker_available():
             procs.append(_spawn([sys.executable, "-m", "cli.main", "worker", "--redis-url", url,

@@ -50,7 +50,7 @@ def api_server(redis_url: str, prefix: str, *, threads: int = 4, extra_env: dict
     port = free_port()
     env = api_env({**os.environ, "REDIS_URL": redis_url, "CANASTA_KEY_PREFIX": prefix, "CANASTA_TEST_SEEDS": "1",
                    "CANASTA_RATE_LIMIT": "0", **(extra_env or {})}, threads)
-    cmd = api_command("127.0.0.1", port, 1)
+    cmd = api_command("127.0.0.1", port, 1, env=env)
     proc = subprocess.Popen(cmd, env=env, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
                             stdout=subprocess.DEVNULL, stderr=sys.stderr)
     base = f"http://127.0.0.1:{port}"
