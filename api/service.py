@@ -24,7 +24,7 @@ import redis
 
 import bots
 import engine
-from api import botqueue, eventcodec, gamelog, logcodec, quotas
+from api import botqueue, eventcodec, gamelog, logcodec, quotas, retention
 from api.clients import Client, unlimited
 from api.config import Settings
 from api.service_errors import (
@@ -431,9 +431,11 @@ def settle(store: Store, game_id: str, change: Change, result: Commit, *, by_bot
 
 
 def _finished(store: Store, game_id: str, meta: dict[str, Any]) -> None:
-    """The game ended: its client may start another game of bots only."""
+    """The game ended: its client may start another game of bots only, and the books of
+    games (:mod:`api.retention`) have it for its log's archive."""
     if meta.get("bots_only") and meta.get("client"):
         quotas.release_bot_game(store, meta["client"], game_id)
+    retention.Books(store.queue, store.keys.prefix).finished(game_id)
 
 
 def _bot_to_act(change: Change) -> bool:
@@ -512,6 +514,7 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any], *, clien
         change = _creation(game_id, meta, rules, deck_source)
         result = commit_change(store, settings, game_id, None, change)
         if result.outcome == "ok":
+            retention.Books(store.queue, store.keys.prefix).opened(game_id)
             break
         if bots_only:  # pragma: no cover - 72-bit ids do not collide
             quotas.release_bot_game(store, client.ident, game_id)

@@ -29,6 +29,9 @@ class WorkerConfig(QueueConfig):
     sweep_seconds: float = 3.0
     deep_sweep_seconds: float = 60.0  # full scan of game keys, for a set entry lost
     budget_ms: float = 75.0  # expert thinking time per decision
+    # where finished games' logs are written before the retention lets them go (api.retention);
+    # "": not archived
+    archive_dir: str = ""
 
     def slice_of(self, lane: str) -> float:
         """How long a run in ``lane`` plays before it hands its game on."""
@@ -55,5 +58,6 @@ class WorkerConfig(QueueConfig):
             runs_per_client=queue.runs_per_client,
             sweep_seconds=_env_float("CANASTA_BOT_SWEEP_SECONDS", cls.sweep_seconds),
             budget_ms=_env_float("CANASTA_BOT_BUDGET_MS", cls.budget_ms),
+            archive_dir=os.environ.get("CANASTA_ARCHIVE_DIR", "").strip(),
         )
         return replace(cfg, **overrides) if overrides else cfg

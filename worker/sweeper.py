@@ -14,12 +14,14 @@ import threading
 import time
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.rate_limit import RateLimitRegistry
 
+from api import retention
 from api.botqueue import (
     ANY_VERSION,
     SERIALIZER,
@@ -34,7 +36,7 @@ from api.service import game_from_record
 from api.store import RECORD_FIELDS, record_of
 from worker.config import WorkerConfig
 from worker.recovery import ensure_job, replace_job
-from worker.runner import bot_to_act
+from worker.runner import bot_to_act, settings_for, store_for
 
 log = logging.getLogger("canasta.worker")
 
@@ -136,6 +138,28 @@ def deep_sweep(redis: Any, cfg: WorkerConfig) -> int:
     return found
 
 
+def expire_pass(redis: Any, cfg: WorkerConfig) -> list[str]:
+    """The unfinished games that expired since the last pass (:func:`api.retention.expired`)."""
+    settings = settings_for(cfg.prefix)
+    gone = retention.expired(retention.Books(redis, cfg.prefix), games_of(redis), Keys(cfg.prefix).state,
+                             settings.idle_seconds)
+    if gone:
+        log.info("%d unfinished game(s) expired after %d s without a change", len(gone), settings.idle_seconds)
+    return gone
+
+
+def archive_pass(redis: Any, cfg: WorkerConfig) -> int:
+    """Archive the logs of the games that ended (:func:`api.retention.archive`)."""
+    store = store_for(redis, cfg.prefix)
+
+    def read_log(game_id: str) -> list[bytes] | None:
+        return store.read_log(game_id) or None
+
+    directory = Path(cfg.archive_dir) if cfg.archive_dir else None
+    return retention.archive(retention.Books(redis, cfg.prefix), read_log, directory,
+                             settings_for(cfg.prefix).retention_seconds)
+
+
 class Sweeper(threading.Thread):
     """The sweep loop in a daemon thread of ``canasta worker``; :meth:`stop` ends it."""
 
@@ -151,10 +175,12 @@ class Sweeper(threading.Thread):
             try:
                 if time.monotonic() >= next_deep:
                     deep_sweep(self.redis, self.cfg)
+                    expire_pass(self.redis, self.cfg)
                     next_deep = time.monotonic() + self.cfg.deep_sweep_seconds
                 counts = sweep_once(self.redis, self.cfg)
                 if counts["enqueued"] or counts["replaced"]:
                     log.warning("sweeper: %s", dict(counts))  # a game was stalled: worth seeing
+                archive_pass(self.redis, self.cfg)
             except Exception:  # noqa: BLE001 - Redis hiccups: try again next time
                 log.exception("sweeper pass failed")
             self._stop_event.wait(self.cfg.sweep_seconds)
