@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from bots import BUDGET_LIMITS_MS
+
 _TRUE = {"1", "true", "yes", "on"}
 # CANASTA_DURABILITY (api.durability): "fsync", the server fsyncs every write before it
 # replies (checked); "waitaof", the server confirms each commit (WAITAOF); "off"
@@ -158,6 +160,10 @@ class Settings:
             raise ValueError("CANASTA_DURABILITY_REPLICAS is a number of replicas, 0 or more")
         if not 0 <= self.store_full_ratio <= 1:
             raise ValueError("CANASTA_STORE_FULL_RATIO is a share of the store's memory, from 0 (no check) to 1")
+        low, high = BUDGET_LIMITS_MS
+        for name in ("hint_budget_ms", "bot_budget_ms"):  # a thinking time is CPU: capped as a seat's is
+            if not 0 < getattr(self, name) <= high:
+                raise ValueError(f"{env_name(name)} is a thinking time of at most {high} ms")
         if self.create_window < 1:
             raise ValueError("CANASTA_CREATE_WINDOW is a number of seconds, 1 or more")
         for name in ("create_per_address", "bot_games_per_address", "bot_runs_per_client",

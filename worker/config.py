@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from api.botqueue import BOTS, QueueConfig
+from bots import BUDGET_LIMITS_MS
 
 LEASE_RENEWALS = 3  # a job renews its lease this many times per lease: a slow move never loses it
 
@@ -45,6 +46,12 @@ class WorkerConfig(QueueConfig):
     def renew_seconds(self) -> float:
         """How long a job plays between renewals of its lease."""
         return self.lease_seconds / LEASE_RENEWALS
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        high = BUDGET_LIMITS_MS[1]
+        if not 0 < self.budget_ms <= high:  # a thinking time is CPU: capped as a seat's is
+            raise ValueError(f"CANASTA_BOT_BUDGET_MS is a thinking time of at most {high} ms")
 
     @classmethod
     def from_env(cls, prefix: str | None = None, **overrides: Any) -> WorkerConfig:
