@@ -135,9 +135,10 @@ def test_sweeper_recovers_lost_and_failed_jobs(wstore: Store, wsettings: Setting
     jid = job_id(gid, v)
     # the enqueue was lost (the queue emptied, the job gone): the sweeper enqueues again
     Job.fetch(jid, connection=rclient, serializer="rq.serializers.JSONSerializer").delete(remove_from_queue=True)
-    counts = sweep_once(rclient, cfg)
-    assert counts["enqueued"] == 1 and jid in queue(rclient, cfg).job_ids
-    assert sweep_once(rclient, cfg)["waiting"] == 1  # queued: nothing more to do
+    counts = sweep_once(rclient, cfg)  # (other tests' games may await a bot too: counted alike)
+    assert counts["enqueued"] >= 1 and jid in queue(rclient, cfg).job_ids
+    again = sweep_once(rclient, cfg)
+    assert again["waiting"] >= 1 and not again["enqueued"] and not again["replaced"]  # queued: nothing more to do
     # a job that failed for good: replaced, with attempt + 1
     job = Job.fetch(jid, connection=rclient, serializer="rq.serializers.JSONSerializer")
     queue(rclient, cfg).remove(job)
