@@ -31,6 +31,7 @@ from api.service_errors import (
 )
 
 PROBLEM_JSON = "application/problem+json"
+NO_STORE = "no-store"
 log = logging.getLogger("canasta.api")
 
 # werkzeug's own exceptions -> our stable codes
@@ -127,9 +128,15 @@ def not_durable_problem() -> ApiError:
                     "have been applied. Retry with the same Idempotency-Key.", headers={"Retry-After": "1"})
 
 
+def problem_headers(err: ApiError) -> list[tuple[str, str]]:
+    """A problem's headers (Flask's and the event loop's answers alike): never stored by a
+    cache (a problem answers one request, and may be a seat's)."""
+    return [("Content-Type", PROBLEM_JSON), ("Cache-Control", NO_STORE), *err.headers.items()]
+
+
 def problem_response(err: ApiError) -> Response:
-    resp = Response(orjson.dumps(err.to_dict()), status=err.status, mimetype=PROBLEM_JSON)
-    for name, value in err.headers.items():
+    resp = Response(orjson.dumps(err.to_dict()), status=err.status)
+    for name, value in problem_headers(err):
         resp.headers[name] = value
     return resp
 

@@ -16,12 +16,15 @@ from api.http import (
     bool_arg,
     check_game_id,
     ctx,
+    PRIVATE,
     etag,
     etag_matches,
     idempotency_key,
     if_match_version,
+    join_key,
     json_body,
     json_response,
+    read_headers,
 )
 from api.schemas import BOTS, BotSchema, CreateGameSchema, JoinSchema, MoveSchema
 from api.service_errors import ServiceError
@@ -41,7 +44,7 @@ def create_game() -> Response:
     c = ctx()
     result, version = service.create_game(c.store, c.settings, body)
     location = url_for("games.get_game", game_id=result["id"])
-    return json_response(result, 201, {"Location": location, "ETag": etag(version)})
+    return json_response(result, 201, {"Location": location, "ETag": etag(version), "Cache-Control": PRIVATE})
 
 
 @bp.get("/games/<game_id>")
@@ -50,7 +53,7 @@ def get_game(game_id: str) -> Response:
     token = bearer_token()
     game = service.load_game(ctx().store, game_id)
     seat = service.authenticate(game, token)
-    headers = {"ETag": etag(game.version), "Cache-Control": "no-cache", "Vary": "Authorization"}
+    headers = dict(read_headers(game.version, seat))
     if etag_matches(request.environ.get("HTTP_IF_NONE_MATCH"), game.version):
         # the reader's view at a version never changes: a poller holding it gets 304
         return Response(status=304, headers=headers)
@@ -62,7 +65,7 @@ def join_seat(game_id: str, seat: int) -> Response:
     check_game_id(game_id)
     body = json_body(_join)
     c = ctx()
-    result = service.join_seat(c.store, c.settings, game_id, seat, body["name"], idempotency_key(secret=True))
+    result = service.join_seat(c.store, c.settings, game_id, seat, body["name"], join_key())
     return json_response(result.body, headers=_answer_headers(result))
 
 
@@ -73,7 +76,7 @@ def seat_to_bot(game_id: str, seat: int) -> Response:
     body = json_body(_bot)
     c = ctx()
     view, version = service.assign_bot(c.store, c.settings, game_id, seat, body["bot"], token, body.get("budget_ms"))
-    return json_response(view, headers={"ETag": etag(version)})
+    return json_response(view, headers={"ETag": etag(version), "Cache-Control": PRIVATE})
 
 
 @bp.delete("/games/<game_id>/seats/<int:seat>/bot")
@@ -82,7 +85,7 @@ def seat_from_bot(game_id: str, seat: int) -> Response:
     token = bearer_token()
     c = ctx()
     view, version = service.take_seat_back(c.store, c.settings, game_id, seat, token)
-    return json_response(view, headers={"ETag": etag(version)})
+    return json_response(view, headers={"ETag": etag(version), "Cache-Control": PRIVATE})
 
 
 @bp.post("/games/<game_id>/moves")
@@ -134,9 +137,9 @@ def _post_move(game_id: str, token: str, cached: service.Game | None) -> Respons
 
 
 def _answer_headers(result: service.MoveResult) -> dict[str, str]:
-    """A change's answer: its version, never cached (it may hold a token), and whether it is
-    a key's stored answer given again."""
-    headers = {"ETag": etag(result.version), "Cache-Control": "no-store"}
+    """A change's answer: its version, never stored by a cache (it holds a token or the
+    mover's hand), and whether it is a key's stored answer given again."""
+    headers = {"ETag": etag(result.version), "Cache-Control": PRIVATE}
     if result.replayed:
         headers["Idempotent-Replayed"] = "true"
     return headers
@@ -151,7 +154,7 @@ def get_hint(game_id: str) -> Response:
         raise ApiError(400, "invalid_parameter", f"bot is one of {', '.join(BOTS)}.")
     c = ctx()
     result = service.hint(c.store, c.settings, game_id, token, bot)
-    return json_response(result, headers={"Cache-Control": "no-store"})
+    return json_response(result, headers={"Cache-Control": PRIVATE})
 
 
 @bp.get("/games/<game_id>/log")
