@@ -21,6 +21,7 @@ from api.service import JoinKey
 from api.store import Store
 from api.stream_limits import StreamLimits
 from api.tokens import TOKEN_RE
+from engine.rules import MAX_PLAYERS
 
 JSON = "application/json"
 _ETAG_RE = re.compile(r'^"([0-9]{1,18})"$')
@@ -96,6 +97,18 @@ def check_game_id(game_id: str) -> str:
     if not GAME_ID_RE.match(game_id):
         raise ApiError(404, "game_not_found", "There is no such game.")
     return game_id
+
+
+MAX_SEAT_NUMBER = 9999  # past this a seat of a path is refused unread (no game has it)
+
+
+def check_seat(seat: int) -> int:
+    """A seat number of a path, refused before it goes any further when it is absurd: a
+    number of a thousand digits would be quoted back, and is no JSON number. (A seat the
+    game lacks is the service's ``seat_not_found``, after the game.)"""
+    if seat > MAX_SEAT_NUMBER:
+        raise ApiError(404, "seat_not_found", f"A game has seats 0 to {MAX_PLAYERS - 1} at most.")
+    return seat
 
 
 class LoadedBodies:

@@ -11,12 +11,13 @@ from api import service
 from api.errors import ApiError
 from api.http import (
     _ETAG_RE,
+    PRIVATE,
     LoadedBodies,
     bearer_token,
     bool_arg,
     check_game_id,
+    check_seat,
     ctx,
-    PRIVATE,
     etag,
     etag_matches,
     idempotency_key,
@@ -63,6 +64,7 @@ def get_game(game_id: str) -> Response:
 @bp.post("/games/<game_id>/seats/<int:seat>")
 def join_seat(game_id: str, seat: int) -> Response:
     check_game_id(game_id)
+    check_seat(seat)
     body = json_body(_join)
     c = ctx()
     result = service.join_seat(c.store, c.settings, game_id, seat, body["name"], join_key())
@@ -72,6 +74,7 @@ def join_seat(game_id: str, seat: int) -> Response:
 @bp.post("/games/<game_id>/seats/<int:seat>/bot")
 def seat_to_bot(game_id: str, seat: int) -> Response:
     check_game_id(game_id)
+    check_seat(seat)
     token = bearer_token()
     body = json_body(_bot)
     c = ctx()
@@ -82,6 +85,7 @@ def seat_to_bot(game_id: str, seat: int) -> Response:
 @bp.delete("/games/<game_id>/seats/<int:seat>/bot")
 def seat_from_bot(game_id: str, seat: int) -> Response:
     check_game_id(game_id)
+    check_seat(seat)
     token = bearer_token()
     c = ctx()
     view, version = service.take_seat_back(c.store, c.settings, game_id, seat, token)
