@@ -11,7 +11,6 @@ client's callers use :func:`normalise_name`; clients learn the refusal's ``reaso
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
 
 MAX_NAME_CHARS = 40  # characters of the normalised, trimmed name
 # characters sent, before normalising and trimming: past this a name is too long whatever
@@ -41,17 +40,15 @@ MAX_MARKS = 4  # combining marks in a row: a handful covers every script's stack
 _VISIBLE = ("L", "N", "P", "S")  # the general categories that show a glyph
 
 
-@dataclass(frozen=True)
 class NameRefused(ValueError):
     """Why a name is refused: ``reason`` (one of :data:`REASONS`), a sentence, and the
     character at fault as ``U+XXXX`` when there is one. It never quotes the name."""
 
-    reason: str
-    detail: str
-    character: str | None = None
-
-    def __str__(self) -> str:
-        return self.detail
+    def __init__(self, reason: str, detail: str, character: str | None = None) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+        self.character = character
 
 
 def _code_point(ch: str) -> str:
