@@ -125,3 +125,4 @@ def test_the_start_page_shows_the_servers_reason_for_a_refused_name(pages: Pages
     expect(error).to_contain_text("invalid_name: bidi_control")
     expect(error).to_contain_text("U+202E")
     expect(page.locator("#seat-links")).to_have_count(0)  # no game was made
+    pages.shot(page, "name-refused", full_page=False)
