@@ -66,7 +66,7 @@ class SlowBody(Exception):
 
 SLOW_BODY = orjson.dumps({"type": "urn:canasta:problem:body_timeout", "title": "Request Timeout", "status": 408,
                           "detail": "The request body did not arrive in time.", "code": "body_timeout"})
-SLOW_BODY_HEADERS = [(b"content-type", b"application/problem+json"), (b"connection", b"close")]
+SLOW_BODY_HEADERS = [(b"content-type", b"application/problem+json"), (b"cache-control", b"no-store"), (b"connection", b"close")]
 
 
 class App:

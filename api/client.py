@@ -426,8 +426,9 @@ class Client:
 
     def join(self, game_id: str, seat: int, name: str, *, idempotency_key: str | None = None) -> JoinedSeat:
         """``POST /games/{id}/seats/{n}``: take an open seat; keep the token it answers. A
-        key is made when none is given, and every retry of this call (after a 503 or a lost
-        connection) sends the same one: the answer of a join made but lost comes back."""
+        key (a random UUID: the server refuses a guessable one) is made when none is given,
+        and every retry of this call (after a 503 or a lost connection) sends the same one:
+        the answer of a join made but lost comes back, to this address only."""
         headers = {"Idempotency-Key": idempotency_key or new_idempotency_key()}
         return self.request("POST", f"/games/{_seg(game_id)}/seats/{int(seat)}",
                             json_body={"name": name}, headers=headers, idempotent=True).body

@@ -30,8 +30,21 @@ from api.service_errors import (
     Unavailable,
     Unprocessable,
 )
+from engine.text import MORE, QUOTE_CHARS
 
 PROBLEM_JSON = "application/problem+json"
+NO_STORE = "no-store"
+# How much of a request a problem may hold, whatever the error (``bounded``): a sentence
+# (``detail``, ``title``) at most SENTENCE_CHARS characters, any other string member and every
+# key of ``errors`` at most QUOTE_CHARS (a bad value, a field's name), and at most
+# MEMBERS_CHARS characters of members besides the sentences. A cut ends with MORE and the
+# original length. The sources cut first (engine.text.quote): this guard is for what they miss.
+SENTENCE_CHARS = 400
+MEMBERS_CHARS = 2000
+SENTENCES = ("title", "detail")
+MAX_DEPTH = 8  # nesting of members (marshmallow's errors of an action's melds: 5)
+SCALAR_CHARS = 8  # what a number, a bool or null counts against MEMBERS_CHARS
+JSON_INT = 2**53  # past this a number is written as text (and cut)
 log = logging.getLogger("canasta.api")
 
 # werkzeug's own exceptions -> our stable codes
@@ -86,7 +99,7 @@ class ApiError(Exception):
             "code": self.code,
         }
         body.update(self.extra)
-        return body
+        return bounded(body)
 
 
 class Problem(NamedTuple):
@@ -131,9 +144,15 @@ def not_durable_problem() -> ApiError:
                     "have been applied. Retry with the same Idempotency-Key.", headers={"Retry-After": "1"})
 
 
+def problem_headers(err: ApiError) -> list[tuple[str, str]]:
+    """A problem's headers (Flask's and the event loop's answers alike): never stored by a
+    cache (a problem answers one request, and may be a seat's)."""
+    return [("Content-Type", PROBLEM_JSON), ("Cache-Control", NO_STORE), *err.headers.items()]
+
+
 def problem_response(err: ApiError) -> Response:
-    resp = Response(orjson.dumps(err.to_dict()), status=err.status, mimetype=PROBLEM_JSON)
-    for name, value in err.headers.items():
+    resp = Response(orjson.dumps(err.to_dict()), status=err.status)
+    for name, value in problem_headers(err):
         resp.headers[name] = value
     return resp
 
@@ -184,4 +203,68 @@ def _jsonable(value: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
+    return value
+
+
+def cut(text: str, limit: int) -> str:
+    """``text``, or its start and a mark with its length: at most ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    mark = f"{MORE} ({len(text)} characters)"
+    return text[:max(0, limit - len(mark))] + mark
+
+
+class _Budget:
+    """Characters the members of one problem may still take (:data:`MEMBERS_CHARS`)."""
+
+    def __init__(self, chars: int) -> None:
+        self.left = chars
+
+    def take(self, text: str) -> str:
+        text = cut(text, QUOTE_CHARS)
+        self.left -= len(text)
+        return text
+
+    def spent(self) -> bool:
+        return self.left <= 0
+
+
+def bounded(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` (a problem) with no member longer than this module's limits: whatever an
+    error puts in it (a field's name of a megabyte, ten thousand unknown fields), the answer
+    stays a few KB."""
+    budget = _Budget(MEMBERS_CHARS)
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        if key in SENTENCES and isinstance(value, str):
+            out[key] = cut(value, SENTENCE_CHARS)
+        else:
+            out[budget.take(str(key))] = _bounded(value, budget, 0)
+    return out
+
+
+def _bounded(value: Any, budget: _Budget, depth: int) -> Any:
+    if isinstance(value, str):
+        return budget.take(value)
+    if isinstance(value, dict | list | tuple) and depth >= MAX_DEPTH:
+        return budget.take(MORE)
+    if isinstance(value, dict):
+        members: dict[str, Any] = {}
+        for n, (key, item) in enumerate(value.items()):
+            if budget.spent():
+                members[MORE] = f"{len(value) - n} more"
+                break
+            members[budget.take(str(key))] = _bounded(item, budget, depth + 1)
+        return members
+    if isinstance(value, list | tuple):
+        items: list[Any] = []
+        for n, item in enumerate(value):
+            if budget.spent():
+                items.append(f"{MORE} {len(value) - n} more")
+                break
+            items.append(_bounded(item, budget, depth + 1))
+        return items
+    if isinstance(value, int) and not isinstance(value, bool) and not -JSON_INT <= value <= JSON_INT:
+        return budget.take(str(value))  # no JSON number: a count or a seat of a request gone wrong
+    budget.left -= SCALAR_CHARS
     return value

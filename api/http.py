@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,15 +19,22 @@ from api.clients import Client
 from api.config import Settings
 from api.errors import ApiError
 from api.keys import GAME_ID_RE
+from api.service import JoinKey
 from api.store import Store
 from api.stream_limits import StreamLimits
 from api.tokens import TOKEN_RE
+from engine.rules import MAX_PLAYERS
 
 JSON = "application/json"
 _ETAG_RE = re.compile(r'^"([0-9]{1,18})"$')
 _WEAK_ETAG_RE = re.compile(r'^W/"[0-9]{1,18}"$')  # never current: If-Match compares strongly
 _IDEM_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 IDEMPOTENCY_KEY_HEX = 40  # hex digits of an Idempotency-Key's hash in its Redis key (160 bits)
+# Cache-Control (RFC 9111) of an answer that holds a token or a seat's hand: no cache, the
+# browser's own included, may store it ("no-cache" would let it store and revalidate)
+PRIVATE = "private, no-store"
+# a spectator's view of a game: public, and any cache may keep it if it asks (ETag) first
+REVALIDATE = "no-cache"
 
 
 class FailureCount:
@@ -74,6 +82,13 @@ def etag(version: int) -> str:
     return f'"{version}"'
 
 
+def read_headers(version: int, seat: int | None) -> list[tuple[str, str]]:
+    """The headers of ``GET /games/{id}`` (200 or 304), the same on both paths (Flask and
+    the event loop): a seat's view is :data:`PRIVATE`, a spectator's :data:`REVALIDATE`."""
+    return [("ETag", etag(version)), ("Cache-Control", PRIVATE if seat is not None else REVALIDATE),
+            ("Vary", "Authorization")]
+
+
 def etag_matches(header: str | None, version: int) -> bool:
     """Whether ``If-None-Match`` names ``version`` (or is ``*``)."""
     if not header:
@@ -104,6 +119,18 @@ def check_game_id(game_id: str) -> str:
     if not GAME_ID_RE.match(game_id):
         raise ApiError(404, "game_not_found", "There is no such game.")
     return game_id
+
+
+MAX_SEAT_NUMBER = 9999  # past this a seat of a path is refused unread (no game has it)
+
+
+def check_seat(seat: int) -> int:
+    """A seat number of a path, refused before it goes any further when it is absurd: a
+    number of a thousand digits would be quoted back, and is no JSON number. (A seat the
+    game lacks is the service's ``seat_not_found``, after the game.)"""
+    if seat > MAX_SEAT_NUMBER:
+        raise ApiError(404, "seat_not_found", f"A game has seats 0 to {MAX_PLAYERS - 1} at most.")
+    return seat
 
 
 class LoadedBodies:
@@ -258,27 +285,82 @@ def if_match_version(current: int) -> int | None:
     return max(versions) if versions else -1
 
 
-SECRET_KEY_CHARS = 16  # the least a key that is also a secret may hold (a join's: its retry gets the token)
-
-
-def idempotency_key(secret: bool = False) -> str | None:
+def idempotency_key() -> str | None:
     """The ``Idempotency-Key`` header, hashed into a safe Redis key part (:func:`idempotency_key_of`)."""
-    return idempotency_key_of(request.environ.get("HTTP_IDEMPOTENCY_KEY"), secret=secret)
+    return idempotency_key_of(request.environ.get("HTTP_IDEMPOTENCY_KEY"))
 
 
-def idempotency_key_of(value: str | None, *, secret: bool = False) -> str | None:
+def idempotency_key_of(value: str | None) -> str | None:
     """An ``Idempotency-Key`` header's value hashed into a safe Redis key part (None: no key).
-    ``secret``: the key replays an answer that holds a seat's token (a join takes no token:
-    whoever sends the key gets the answer), so a short, guessable key is refused."""
+    A move's key replays the mover's answer only to the seat's own token (the stored answer
+    is kept per seat), so any well-formed key will do."""
     if value is None:
         return None
+    _check_key_form(value)
+    return _key_ref(value)
+
+
+def _check_key_form(value: str) -> None:
     if not _IDEM_RE.match(value):
         raise ApiError(400, "invalid_idempotency_key", "An Idempotency-Key is 1 to 255 visible ASCII characters.")
-    if secret and len(value) < SECRET_KEY_CHARS:
-        raise ApiError(400, "invalid_idempotency_key",
-                       f"A join's Idempotency-Key gives its retry the seat's token: send a random one of at least "
-                       f"{SECRET_KEY_CHARS} characters (a UUID).")
+
+
+def _key_ref(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()[:IDEMPOTENCY_KEY_HEX]
+
+
+# A join's key is a secret: its retry gets the seat's token with no token of its own.
+JOIN_KEY_MIN_CHARS = 22  # 22 base64url characters carry 132 bits; a UUID has 32 hex digits
+# length x the Shannon entropy of its characters' counts: 16 random bytes in base64url or as
+# a UUID's hex carry 72 to 98 of these (the least of a million of each: 72, 90); "aaaa..." 0
+JOIN_KEY_MIN_BITS = 48
+
+
+def join_key() -> JoinKey | None:
+    """A join's ``Idempotency-Key`` (None: none sent), for the client address the join
+    comes from (:class:`api.service.JoinKey`; behind a trusted proxy, the address it
+    names): 400 for a malformed key, 422 ``weak_idempotency_key`` for a guessable one
+    (:func:`weak_key`)."""
+    value = request.environ.get("HTTP_IDEMPOTENCY_KEY")
+    if value is None:
+        return None
+    _check_key_form(value)
+    why = weak_key(value)
+    if why is not None:
+        raise ApiError(422, "weak_idempotency_key",
+                       f"A join's Idempotency-Key gives its retry the seat's token, so it must be unguessable: {why}. "
+                       "Send a random UUID, or 16 random bytes in base64url.")
+    return JoinKey(_key_ref(value), value, request.remote_addr or "")
+
+
+def _period(text: str) -> int:
+    """The smallest p with text[i] == text[i + p] for every i (Knuth-Morris-Pratt's border)."""
+    border = [0] * len(text)
+    k = 0
+    for i in range(1, len(text)):
+        while k and text[i] != text[k]:
+            k = border[k - 1]
+        if text[i] == text[k]:
+            k += 1
+        border[i] = k
+    return len(text) - (border[-1] if text else 0)
+
+
+def weak_key(value: str) -> str | None:
+    """Why ``value`` is too easily guessed to be a join's key, or None. Simple checks that
+    refuse what no random generator makes (they cannot prove a key random): at least
+    :data:`JOIN_KEY_MIN_CHARS` characters, not a shorter string repeated (``abcabc...``,
+    ``1234567890123...``), and at least :data:`JOIN_KEY_MIN_BITS` bits by the count of each
+    character (length x Shannon entropy: ``aaaa...`` has 0)."""
+    n = len(value)
+    if n < JOIN_KEY_MIN_CHARS:
+        return f"it has {n} characters, not at least {JOIN_KEY_MIN_CHARS}"
+    if _period(value) <= n // 2:
+        return "it repeats a shorter string"
+    bits = -sum(c * math.log2(c / n) for c in Counter(value).values())
+    if bits < JOIN_KEY_MIN_BITS:
+        return f"its characters carry {bits:.0f} bits, not at least {JOIN_KEY_MIN_BITS}"
+    return None
 
 
 def bool_arg(name: str) -> bool:

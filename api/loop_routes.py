@@ -41,10 +41,11 @@ import redis
 from flask import Flask
 
 from api import middleware, service
-from api.errors import ApiError, not_durable_problem
+from api.errors import ApiError, not_durable_problem, problem_headers
 from api.http import (
     _ETAG_RE,
     JSON,
+    PRIVATE,
     SMALL_BODY,
     Ctx,
     ascii_number,
@@ -53,6 +54,7 @@ from api.http import (
     etag_matches,
     idempotency_key_of,
     load_body,
+    read_headers,
 )
 from api.redis_aio import AioRedis, Unanswered
 from api.redis_io import first_key
@@ -251,8 +253,7 @@ class LoopRoutes:
             log.error("a change was not confirmed durable: %s", e)
             await self._in_thread(service.not_durable, store, game_id, prepared.change, e)
             problem = not_durable_problem()
-            return self._respond(problem.status, [("Content-Type", "application/problem+json"),
-                                                  *problem.headers.items()], orjson.dumps(problem.to_dict()), headers)
+            return self._respond(problem.status, problem_headers(problem), orjson.dumps(problem.to_dict()), headers)
         except (Unanswered, redis.ResponseError):
             raise ToFlask(counted) from None
         if result.outcome != "ok":
@@ -262,7 +263,7 @@ class LoopRoutes:
             await self._in_thread(service.settle, store, game_id, prepared.change, result)
         answer = service.move_result(prepared, result)
         return self._respond(200, [("Content-Type", JSON), ("ETag", etag(answer.version)),
-                                   ("Cache-Control", "no-store")], orjson.dumps(answer.body), headers)
+                                   ("Cache-Control", PRIVATE)], orjson.dumps(answer.body), headers)
 
     # -- GET /games/{id} -------------------------------------------------------------------
     async def _read(self, scope: Scope, headers: dict[str, str], game_id: str) -> Answer:
@@ -278,7 +279,7 @@ class LoopRoutes:
             seat = service.authenticate(game, token)
         except ServiceError:
             raise ToFlask(counted) from None
-        fields = [("ETag", etag(game.version)), ("Cache-Control", "no-cache"), ("Vary", "Authorization")]
+        fields = read_headers(game.version, seat)
         if etag_matches(headers.get("HTTP_IF_NONE_MATCH"), game.version):
             return self._respond(304, fields, b"", headers)
         try:

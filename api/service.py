@@ -24,7 +24,7 @@ import redis
 
 import bots
 import engine
-from api import botqueue, eventcodec, gamelog, logcodec, quotas, retention
+from api import botqueue, eventcodec, gamelog, logcodec, names, quotas, retention
 from api.clients import Client, unlimited
 from api.config import Settings
 from api.service_errors import (
@@ -43,7 +43,7 @@ from api.service_errors import (
     Unprocessable,
 )
 from api.store import Commit, NotDurable, Record, Store
-from api.tokens import find_seat, hash_token, new_game_id, new_token
+from api.tokens import find_seat, hash_token, new_game_id, new_token, seal_token, unseal_token
 
 log = logging.getLogger("canasta.api")
 
@@ -492,7 +492,8 @@ def create_game(store: Store, settings: Settings, body: dict[str, Any], *, clien
     seats = []
     for n, spec in enumerate(specs):
         spec = spec or {}
-        seat = {"seat": n, "team": rules.team_of(n), "name": spec.get("name"), "bot": spec.get("bot"), "token": None}
+        name = seat_name(spec["name"], n) if spec.get("name") is not None else None
+        seat = {"seat": n, "team": rules.team_of(n), "name": name, "bot": spec.get("bot"), "token": None}
         if spec.get("bot") is not None:
             seat["budget_ms"] = bot_budget(spec["bot"], spec.get("budget_ms"))
         if seat["name"] is not None:
@@ -595,21 +596,50 @@ def _change_seats(store: Store, settings: Settings, game_id: str,
 JOIN_KEY = "join:{}"  # a join's Idempotency-Key, apart from the seat's move keys
 
 
+@dataclass(frozen=True)
+class JoinKey:
+    """A join's Idempotency-Key. Its retry gets the seat's token with no token of its own,
+    so the key is a secret (the HTTP layer refuses a guessable one) and the stored answer
+    keeps the token sealed (:func:`api.tokens.seal_token`) with ``secret``, the key itself,
+    for ``client``, the address the join came from: only the same key from the same address
+    opens it. ``ref`` (a hash of the key) names the stored answer."""
+
+    ref: str
+    secret: str
+    client: str
+
+    def context(self, game_id: str, seat: int) -> tuple[str, ...]:
+        return game_id, str(seat), self.client
+
+
+def seat_name(raw: str, seat: int) -> str:
+    """A person's name for ``seat``, normalised (:func:`api.names.normalise_name`), or 422
+    ``invalid_name`` with its ``reason`` (and the ``character`` at fault)."""
+    try:
+        return names.normalise_name(raw)
+    except names.NameRefused as e:
+        facts = {"reason": e.reason, "seat": seat, **({"character": e.character} if e.character else {})}
+        raise Unprocessable("invalid_name", f"Seat {seat}: {e.detail}", **facts) from None
+
+
 def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: str,
-              idempotency_key: str | None = None) -> MoveResult:
+              key: JoinKey | None = None) -> MoveResult:
     """Take an open seat; the game starts when the last seat is filled. The answer is the
     new seat (its token) and the version, ``replayed`` when a key's stored answer.
 
-    ``idempotency_key``: the answer, the seat's only copy of its token, is stored with the
-    join, and a retry with the same key (and name) gets it again: a join whose answer was
-    lost does not leave the seat to a token nobody holds."""
+    ``key``: the answer, the seat's only copy of its token, is stored with the join, and a
+    retry with the same key (and name) from the same address gets it again: a join whose
+    answer was lost does not leave the seat to a token nobody holds. The stored answer holds
+    the token sealed (:class:`JoinKey`); a replay from elsewhere is refused
+    (``join_from_elsewhere``)."""
+    name = seat_name(name, seat)
     token = new_token()
-    key = JOIN_KEY.format(idempotency_key) if idempotency_key is not None else None
+    idem = JOIN_KEY.format(key.ref) if key is not None else None
     fingerprint = _fingerprint({"join": name}) if key is not None else ""
-    if key is not None:
-        stored = store.get_idempotency(game_id, seat, key, settings.idempotency_seconds)
+    if key is not None and idem is not None:
+        stored = store.get_idempotency(game_id, seat, idem, settings.idempotency_seconds)
         if stored is not None:
-            return _replay(stored, fingerprint)
+            return _replay_join(stored, fingerprint, key, game_id, seat)
 
     def decide(game: Game, record: Record) -> Change:
         _check_seat_exists(game, seat)
@@ -620,23 +650,41 @@ def join_seat(store: Store, settings: Settings, game_id: str, seat: int, name: s
             raise Conflict("game_started", "The game has started.")
         meta = _with_seat(game.meta, seat, name=name, token=hash_token(token))
         state, lines = _start(game_id, meta, game.rules()) if _filled(meta) else (None, [])
-        idem = None
-        if key is not None:
-            answer = _joined(game_id, seat, name, token, meta, game.version + 1)
-            stored = orjson.dumps({"fingerprint": fingerprint, "version": game.version + 1, "body": answer})
-            idem = (seat, key, stored, settings.idempotency_seconds)
+        record_idem = None
+        if key is not None and idem is not None:
+            answer = _joined(game_id, seat, name, None, meta, game.version + 1)
+            stored = orjson.dumps({"fingerprint": fingerprint, "version": game.version + 1, "body": answer,
+                                   "sealed": seal_token(token, key.secret, key.context(game_id, seat)),
+                                   "check": hash_token(token)})
+            record_idem = (seat, idem, stored, settings.idempotency_seconds)
         return Change("joined", meta, state,
                       for_each_viewer(game.players, lambda v: {"seat": seat, "name": name, **_deal_news(state, v)}),
-                      lines, turn_clock=state is not None, idem=idem)
+                      lines, turn_clock=state is not None, idem=record_idem)
 
     try:
         joined = _change_seats(store, settings, game_id, decide, "The game changed too often while joining; try again.")
     except _Replayed as e:
-        return _replay(e.record, fingerprint)
+        assert key is not None
+        return _replay_join(e.record, fingerprint, key, game_id, seat)
     return MoveResult(_joined(game_id, seat, name, token, joined.meta, joined.version), joined.version)
 
 
-def _joined(game_id: str, seat: int, name: str, token: str, meta: dict[str, Any], version: int) -> dict[str, Any]:
+def _replay_join(record: bytes, fingerprint: str, key: JoinKey, game_id: str, seat: int) -> MoveResult:
+    """A join's stored answer given again, its token unsealed: only for the key and the
+    address that made the join (a record of an older version, with no sealed token, is
+    given to nobody)."""
+    replayed = _replay(record, fingerprint)
+    stored = orjson.loads(record)
+    sealed, check = stored.get("sealed"), stored.get("check")
+    token = unseal_token(sealed, key.secret, key.context(game_id, seat), check) if sealed and check else None
+    if token is None:
+        raise NotAllowed("join_from_elsewhere", "This join was made from another address: its answer (the seat's "
+                                                "token) is given again only to the address that made it.")
+    return replace(replayed, body={**replayed.body, "token": token})
+
+
+def _joined(game_id: str, seat: int, name: str, token: str | None, meta: dict[str, Any],
+            version: int) -> dict[str, Any]:
     """The answer to a join (the game as the join made it)."""
     return {"id": game_id, "seat": seat, "team": meta["seats"][seat]["team"], "name": name, "token": token,
             "status": meta["status"], "version": version}

@@ -37,6 +37,7 @@ from api.client import (
     Unreachable,
     tokens_of,
 )
+from api.names import NameRefused, normalise_name
 from api.procstat import STOP_POLL_SECONDS, StopFlag
 from cli import play_prompts as prompts
 from cli.play_table import (
@@ -219,7 +220,11 @@ class GameSetup:
             if not sep or not option.strip():
                 raise ValueError(f"--set needs OPTION=VALUE, not {item!r}")
             rules[option.strip()] = _value(value.strip())
-        return cls(args.preset, args.name, others, args.players, rules, args.seed)
+        try:  # the server's own check (api.names), before anything is started
+            name = normalise_name(args.name)
+        except NameRefused as e:
+            raise ValueError(f"--name: {e.detail} ({e.reason})") from None
+        return cls(args.preset, name, others, args.players, rules, args.seed)
 
     def seats(self, players: int) -> list[dict[str, str] | None]:
         others = self.others or ["standard"] * (players - 1)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from operator import mul
 
+from engine.text import quote
+
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 JOKER = 52
@@ -61,14 +63,14 @@ def parse_card(code: str) -> int:
     try:
         return _BY_CODE[code]
     except (KeyError, TypeError):
-        raise CardError(f"{code!r} is not a card code (rank A23456789TJQK then suit SHDC, or JK)") from None
+        raise CardError(f"{quote(code)} is not a card code (rank A23456789TJQK then suit SHDC, or JK)") from None
 
 
 def parse_rank(text: str) -> int:
     """A meld rank, ``"A"`` or ``"4"``..``"K"`` (``"3"`` for black threes) -> rank index."""
     if isinstance(text, str) and len(text) == 1 and text in RANKS and text != "2":
         return RANKS.index(text)
-    raise CardError(f"{text!r} is not a meld rank (A 4 5 6 7 8 9 T J Q K, or 3)")
+    raise CardError(f"{quote(text)} is not a meld rank (A 4 5 6 7 8 9 T J Q K, or 3)")
 
 
 def code(kind: int) -> str:

@@ -32,6 +32,7 @@ from engine.going_out import candidate_plans
 from engine.melds import check_black_three_meld, check_meld, meld_rank
 from engine.pile import pile_frozen_for, pile_refusal, pile_to_hand, take_candidates
 from engine.state import GRANTED, NOT_ASKED, NOT_FROZEN, REFUSED, Meld, State
+from engine.text import names_text, quote
 from engine.turns import begin_turn, draw_cards, end_hand, replace_at
 
 Action = dict[str, Any]
@@ -87,7 +88,7 @@ def _check_shape(action: Any) -> str:
         raise IllegalMove("invalid_action", "an action is a JSON object with a type")
     kind = action.get("type")
     if not isinstance(kind, str) or kind not in _FIELDS:
-        raise IllegalMove("unknown_action", f"unknown action type {kind!r}; types: {', '.join(_FIELDS)}")
+        raise IllegalMove("unknown_action", f"unknown action type {quote(kind)}; types: {', '.join(_FIELDS)}")
     required, optional = _FIELDS[kind]
     keys = set(action) - {"type"}
     missing = required - keys
@@ -95,7 +96,7 @@ def _check_shape(action: Any) -> str:
         raise IllegalMove("invalid_action", f"{kind} needs {', '.join(sorted(missing))}")
     extra = keys - required - optional
     if extra:
-        raise IllegalMove("invalid_action", f"{kind} does not take {', '.join(sorted(extra))}")
+        raise IllegalMove("invalid_action", f"{kind} does not take {names_text(map(str, extra))}")
     return kind
 
 

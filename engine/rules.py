@@ -16,6 +16,7 @@ from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from engine.cards import CARDS_PER_DECK
+from engine.text import QUOTE_CHARS, names_text, quote
 
 
 class RulesError(ValueError):
@@ -215,7 +216,7 @@ def _build(values: Mapping[str, Any]) -> RuleOptions:
 def _check_known(data: Mapping[str, Any]) -> None:
     unknown = sorted(set(data) - set(OPTION_NAMES))
     if unknown:
-        raise RulesError(f"unknown rule option(s): {', '.join(unknown)}")
+        raise RulesError(f"unknown rule option(s): {names_text(unknown)}")
 
 
 @dataclass(frozen=True)
@@ -280,11 +281,11 @@ def _coerce(name: str, value: Any) -> Any:
                 return True
             if text in ("false", "no", "0", "off"):
                 return False
-            raise RulesError(f"{name} must be true or false, not {value!r}")
+            raise RulesError(f"{name} must be true or false, not {quote(value)}")
         try:
             return int(text)
         except ValueError:
-            raise RulesError(f"{name} must be a whole number, not {value!r}") from None
+            raise RulesError(f"{name} must be a whole number, not {quote(value)}") from None
     if kind.base is bool:
         if not isinstance(value, bool):
             raise RulesError(f"{name} must be true or false")
@@ -303,7 +304,8 @@ def _coerce(name: str, value: Any) -> Any:
 
 
 def _value_text(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return text if len(text) <= QUOTE_CHARS else quote(text)
 
 
 def validate(o: RuleOptions) -> None:
@@ -317,7 +319,7 @@ def validate(o: RuleOptions) -> None:
                 f"{name} must be one of {', '.join(map(_value_text, choices))}, not {_value_text(flat[name])}"
             )
     if o.preset not in PRESETS:
-        raise RulesError(f"unknown preset {o.preset!r}")
+        raise RulesError(f"unknown preset {quote(o.preset)}")
     if not MIN_PLAYERS <= o.players <= MAX_PLAYERS:
         raise RulesError(f"players must be between {MIN_PLAYERS} and {MAX_PLAYERS}")
     if o.players % o.team_size or o.players // o.team_size < MIN_TEAMS:
@@ -486,7 +488,7 @@ def resolve(preset: str, players: int | None = None, overrides: dict[str, Any] |
     played raises :class:`RulesError` naming the option.
     """
     if preset not in PRESETS:
-        raise RulesError(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
+        raise RulesError(f"unknown preset {quote(preset)}; presets: {', '.join(PRESETS)}")
     overrides = dict(overrides or {})
     if "preset" in overrides:
         raise RulesError("preset cannot be overridden; choose another preset")

@@ -22,6 +22,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from engine.text import quote
+
 FORMAT = "canasta-log/1"
 MAX_INT = 2**53  # JSON's safe integers: anything beyond is a corrupt or hostile number
 
@@ -226,7 +228,7 @@ def _check_header(obj: dict[str, Any], no: int) -> dict[str, Any]:
     if not isinstance(version, str):
         raise Unreadable("wrong_type", f"'log' of the header must be a string, not {_json_type(version)}", no)
     if version != FORMAT:
-        raise Unreadable("unsupported_version", f"format {version!r}: this reader knows {FORMAT} only", no)
+        raise Unreadable("unsupported_version", f"format {quote(version)}: this reader knows {FORMAT} only", no)
     if has_huge_number(obj):
         raise Unreadable("number_too_large", "the header holds a number too large", no)
     for key in ("game", "preset", "created"):

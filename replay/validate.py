@@ -27,6 +27,7 @@ import orjson
 
 import engine
 from engine.rules import RuleOptions, RulesError, resolve
+from engine.text import clip, quote
 from replay.reader import (
     AUTO,
     DEAL,
@@ -129,7 +130,7 @@ def rules_from_header(header: dict[str, Any]) -> RuleOptions:
     if not isinstance(preset, str) or not preset:
         raise HeaderError("invalid_header", "the header names no preset (\"preset\": \"classic\", ...)")
     if named is not None and named != preset:
-        raise HeaderError("invalid_rules", f"the rules are of preset {named!r}, the header says {preset!r}")
+        raise HeaderError("invalid_rules", f"the rules are of preset {quote(named)}, the header says {quote(preset)}")
     seats = header.get("seats")
     players = len(seats) if seats is not None else None
     if seats and "team_size" not in rules and all(s.get("team") is not None for s in seats):
@@ -141,10 +142,10 @@ def rules_from_header(header: dict[str, Any]) -> RuleOptions:
     except RulesError as e:
         raise HeaderError("invalid_rules", str(e)) from None
     except Exception as e:  # a value of a shape resolve() did not expect
-        raise HeaderError("invalid_rules", f"the rules cannot be read: {e}") from None
+        raise HeaderError("invalid_rules", f"the rules cannot be read: {clip(e)}") from None
     for i, s in enumerate(seats or ()):
         if s["seat"] != i:
-            raise HeaderError("invalid_seats", f"seat entry {i} says seat {s['seat']}: seats are listed 0, 1, 2, ...")
+            raise HeaderError("invalid_seats", f"seat entry {i} says seat {clip(s['seat'])}: seats are listed 0, 1, 2, ...")
         team = s.get("team")
         if team is not None and team != options.team_of(i):
             raise HeaderError(
@@ -350,7 +351,7 @@ class Replay:
         reason, by = d.get("reason"), d.get("by")
         if reason is not None and reason != result.get("reason"):
             self._fail("hand_end_mismatch", f"the hand ended by {result.get('reason')} (seat {result.get('by')}), "
-                       f"the log says {reason}", line, then="continue")
+                       f"the log says {clip(reason)}", line, then="continue")
         elif by is not None and by != result.get("by"):
             self._fail("hand_end_mismatch", f"seat {result.get('by')} ended the hand ({result.get('reason')}), "
                        f"the log says seat {by}", line, then="continue")

@@ -18,7 +18,7 @@ from flask import Blueprint, Response, request
 from api import service
 from api.config import Settings
 from api.errors import ApiError
-from api.http import bearer_token, check_game_id, ctx, json_response
+from api.http import PRIVATE, REVALIDATE, bearer_token, check_game_id, ctx, json_response
 from api.hub import Handoff, Listener, id_key, sse_message
 from api.store import Snapshot, Store, is_stream_id
 
@@ -26,8 +26,18 @@ bp = Blueprint("events", __name__)
 
 HANDOFF_KEY = "canasta.handoff"  # the ASGI scope's box for a Handoff (api/asgi.py)
 SSE_RETRY_MS = 2000  # EventSource reconnects after this
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-POLL_HEADERS = {"Cache-Control": "no-store"}
+SSE_HEADERS = {"Cache-Control": REVALIDATE, "X-Accel-Buffering": "no"}  # a spectator's stream
+POLL_HEADERS = {"Cache-Control": "no-store"}  # a spectator's long-poll
+SEAT_SSE_HEADERS = {**SSE_HEADERS, "Cache-Control": PRIVATE}  # a seat's: its hand
+SEAT_POLL_HEADERS = {**POLL_HEADERS, "Cache-Control": PRIVATE}
+
+
+def _poll_headers(seat: int | None) -> dict[str, str]:
+    return SEAT_POLL_HEADERS if seat is not None else POLL_HEADERS
+
+
+def _sse_headers(seat: int | None) -> dict[str, str]:
+    return SEAT_SSE_HEADERS if seat is not None else SSE_HEADERS
 
 
 def _event_id(value: str | None, name: str) -> str | None:
@@ -77,7 +87,7 @@ def events(game_id: str) -> Response:
         return _sse(c.store, c.settings, game, seat, read, resume, token)
     if after is None or _missed(read.first, after):
         body = {"snapshot": service.game_view(game, seat), "events": [], "last_id": read.last_id}
-        return json_response(body, headers=POLL_HEADERS)
+        return json_response(body, headers=_poll_headers(seat))
     found = read.after
     if found or wait <= 0:
         return _page(found, seat, after)
@@ -86,7 +96,7 @@ def events(game_id: str) -> Response:
     box = _handoff_box()
     if box is not None:  # the hub waits; these headers go with its answer
         box["handoff"] = Handoff("poll", Listener(game.id, seat, after, version), wait, 0.0, release)
-        return json_response({}, headers=POLL_HEADERS)
+        return json_response({}, headers=_poll_headers(seat))
     try:
         found = c.store.wait_events(game.id, after, int(wait * 1000))
         if found and version is not None and int(found[0].fields["v"]) != version + 1:
@@ -105,7 +115,7 @@ def _handoff_box() -> dict[str, Any] | None:
 def _page(found: list[Any], seat: int | None, after: str) -> Response:
     rendered = [service.render_event(e.id, e.fields, seat) for e in found]
     return json_response({"events": rendered, "last_id": rendered[-1]["id"] if rendered else after},
-                         headers=POLL_HEADERS)
+                         headers=_poll_headers(seat))
 
 
 def _missed(first: tuple[str, int] | None, cursor: str) -> bool:
@@ -134,16 +144,17 @@ def _sse(store: Store, settings: Settings, game: service.Game, seat: int | None,
             body = service.render_event(event.id, event.fields, seat)
             head.append(sse_message(event.id, body["type"], body))
             cursor, version = event.id, int(event.fields["v"])
+    headers = _sse_headers(seat)
     if game.status == "over":
-        return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=SSE_HEADERS)
+        return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=headers)
     release = ctx().stream_limits.acquire(token, request.remote_addr or "unknown")
     box = _handoff_box()
     if box is not None:
         box["handoff"] = Handoff("sse", Listener(game.id, seat, cursor, version), settings.sse_max_seconds,
                                  settings.sse_ping_seconds, release)
-        return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=SSE_HEADERS)
+        return Response(iter([b"".join(head)]), mimetype="text/event-stream", headers=headers)
     stream = _sse_in_thread(store, game.id, seat, cursor, version, head, settings)
-    response = Response(stream, mimetype="text/event-stream", headers=SSE_HEADERS)  # needs no request context
+    response = Response(stream, mimetype="text/event-stream", headers=headers)  # needs no request context
     response.call_on_close(release)
     return response
 

@@ -11,17 +11,21 @@ from api import service
 from api.errors import ApiError
 from api.http import (
     _ETAG_RE,
+    PRIVATE,
     LoadedBodies,
     bearer_token,
     bool_arg,
     check_game_id,
+    check_seat,
     ctx,
     etag,
     etag_matches,
     idempotency_key,
     if_match_version,
+    join_key,
     json_body,
     json_response,
+    read_headers,
     request_client,
 )
 from api.schemas import BOTS, BotSchema, CreateGameSchema, JoinSchema, MoveSchema
@@ -42,7 +46,7 @@ def create_game() -> Response:
     c = ctx()
     result, version = service.create_game(c.store, c.settings, body, client=request_client())
     location = url_for("games.get_game", game_id=result["id"])
-    return json_response(result, 201, {"Location": location, "ETag": etag(version)})
+    return json_response(result, 201, {"Location": location, "ETag": etag(version), "Cache-Control": PRIVATE})
 
 
 @bp.get("/games/<game_id>")
@@ -51,7 +55,7 @@ def get_game(game_id: str) -> Response:
     token = bearer_token()
     game = service.load_game(ctx().store, game_id)
     seat = service.authenticate(game, token)
-    headers = {"ETag": etag(game.version), "Cache-Control": "no-cache", "Vary": "Authorization"}
+    headers = dict(read_headers(game.version, seat))
     if etag_matches(request.environ.get("HTTP_IF_NONE_MATCH"), game.version):
         # the reader's view at a version never changes: a poller holding it gets 304
         return Response(status=304, headers=headers)
@@ -61,29 +65,32 @@ def get_game(game_id: str) -> Response:
 @bp.post("/games/<game_id>/seats/<int:seat>")
 def join_seat(game_id: str, seat: int) -> Response:
     check_game_id(game_id)
+    check_seat(seat)
     body = json_body(_join)
     c = ctx()
-    result = service.join_seat(c.store, c.settings, game_id, seat, body["name"], idempotency_key(secret=True))
+    result = service.join_seat(c.store, c.settings, game_id, seat, body["name"], join_key())
     return json_response(result.body, headers=_answer_headers(result))
 
 
 @bp.post("/games/<game_id>/seats/<int:seat>/bot")
 def seat_to_bot(game_id: str, seat: int) -> Response:
     check_game_id(game_id)
+    check_seat(seat)
     token = bearer_token()
     body = json_body(_bot)
     c = ctx()
     view, version = service.assign_bot(c.store, c.settings, game_id, seat, body["bot"], token, body.get("budget_ms"))
-    return json_response(view, headers={"ETag": etag(version)})
+    return json_response(view, headers={"ETag": etag(version), "Cache-Control": PRIVATE})
 
 
 @bp.delete("/games/<game_id>/seats/<int:seat>/bot")
 def seat_from_bot(game_id: str, seat: int) -> Response:
     check_game_id(game_id)
+    check_seat(seat)
     token = bearer_token()
     c = ctx()
     view, version = service.take_seat_back(c.store, c.settings, game_id, seat, token)
-    return json_response(view, headers={"ETag": etag(version)})
+    return json_response(view, headers={"ETag": etag(version), "Cache-Control": PRIVATE})
 
 
 @bp.post("/games/<game_id>/moves")
@@ -135,9 +142,9 @@ def _post_move(game_id: str, token: str, cached: service.Game | None) -> Respons
 
 
 def _answer_headers(result: service.MoveResult) -> dict[str, str]:
-    """A change's answer: its version, never cached (it may hold a token), and whether it is
-    a key's stored answer given again."""
-    headers = {"ETag": etag(result.version), "Cache-Control": "no-store"}
+    """A change's answer: its version, never stored by a cache (it holds a token or the
+    mover's hand), and whether it is a key's stored answer given again."""
+    headers = {"ETag": etag(result.version), "Cache-Control": PRIVATE}
     if result.replayed:
         headers["Idempotent-Replayed"] = "true"
     return headers
@@ -152,7 +159,7 @@ def get_hint(game_id: str) -> Response:
         raise ApiError(400, "invalid_parameter", f"bot is one of {', '.join(BOTS)}.")
     c = ctx()
     result = service.hint(c.store, c.settings, game_id, token, bot)
-    return json_response(result, headers={"Cache-Control": "no-store"})
+    return json_response(result, headers={"Cache-Control": PRIVATE})
 
 
 @bp.get("/games/<game_id>/log")

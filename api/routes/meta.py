@@ -10,6 +10,7 @@ import bots
 import engine
 from api.errors import ApiError
 from api.http import ascii_number, ctx, json_response
+from engine.text import quote
 
 bp = Blueprint("meta", __name__)
 
@@ -27,7 +28,7 @@ def list_rules() -> Response:
 def get_rules(preset: str) -> Response:
     summary = {p["name"]: p for p in engine.preset_summary()}
     if preset not in summary:
-        raise ApiError(404, "preset_not_found", f"There is no preset {preset!r}.")
+        raise ApiError(404, "preset_not_found", f"There is no preset {quote(preset)}.")
     raw = request.args.get("players")
     players = None
     if raw is not None:

@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 import orjson
+import pytest
 import redis
 from api_helpers import Table, auth, four_humans, replay_log
 from api_servers import api_server
@@ -261,18 +262,21 @@ def test_one_idempotency_key_sent_to_two_processes_at_once_applies_once(app: Any
     assert store.event_count(t.id) == events + 1
 
 
-JOIN_KEY = "join-0f3b9c2e-41d7-4a8e"  # random enough: a join's key is a secret
+JOIN_KEY = "6f1d9c2e-41d7-4a8e-b3c5-0f3b9c2e7a10"  # random enough: a join's key is a secret
 
 
-def test_a_guessable_join_key_is_refused(client: FlaskClient, store: Store) -> None:
-    """A join's retry gets the seat's token with no token of its own: a short key ("1") that
-    another client could guess and send with the same name is refused, and nothing is joined."""
+@pytest.mark.parametrize("key", ["join-1", "aaaaaaaaaaaaaaaa", "a" * 40, "1234567890" * 3, "abcdefaaaaaaaaaaaaaaaa"])
+def test_a_guessable_join_key_is_refused(client: FlaskClient, store: Store, key: str) -> None:
+    """A join's retry gets the seat's token with no token of its own: a short or repetitive
+    key that another client could guess and send with the same name is refused (422
+    ``weak_idempotency_key``), and nothing is joined."""
     created = client.post("/games", json={"preset": "classic", "seats": [{"name": "a"}, None, None, None]})
     assert created.status_code == 201, created.get_json()
     gid = created.get_json()["id"]
-    r = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": "join-1"})
-    assert r.status_code == 400 and r.get_json()["code"] == "invalid_idempotency_key"
-    assert client.get(f"/games/{gid}").get_json()["status"] == "waiting"
+    events = store.event_count(gid)
+    r = client.post(f"/games/{gid}/seats/1", json={"name": "bea"}, headers={"Idempotency-Key": key})
+    assert r.status_code == 422 and r.get_json()["code"] == "weak_idempotency_key", r.get_json()
+    assert client.get(f"/games/{gid}").get_json()["seats"][1]["open"] and store.event_count(gid) == events
 
 
 def test_a_join_whose_answer_was_lost_is_retried_with_its_idempotency_key(client: FlaskClient, store: Store) -> None:
@@ -288,7 +292,7 @@ def test_a_join_whose_answer_was_lost_is_retried_with_its_idempotency_key(client
     assert again.status_code == 200, again.get_json()
     assert again.get_json() == first.get_json() and again.headers["ETag"] == first.headers["ETag"]
     assert "Idempotent-Replayed" not in first.headers and again.headers.get("Idempotent-Replayed") == "true"
-    assert first.headers["Cache-Control"] == again.headers["Cache-Control"] == "no-store"  # it holds a token
+    assert first.headers["Cache-Control"] == again.headers["Cache-Control"] == "private, no-store"  # a token
     assert store.event_count(gid) == events + 1  # joined once
     other = client.post(f"/games/{gid}/seats/1", json={"name": "cy"}, headers={"Idempotency-Key": JOIN_KEY})
     assert other.status_code == 422 and other.get_json()["code"] == "idempotency_key_reused"

@@ -109,7 +109,9 @@ def test_long_poll_wakes_up_on_a_move(app: Flask) -> None:
 def _sse(client: FlaskClient, url: str, headers: dict[str, str]) -> list[dict]:
     r = client.get(url, headers={"Accept": "text/event-stream", **headers}, buffered=False)
     assert r.status_code == 200 and r.mimetype == "text/event-stream"
-    assert r.headers["Cache-Control"] == "no-cache"
+    # a seat's stream holds its hand: stored by no cache; a spectator's may be (revalidated)
+    seat = "Authorization" in headers or "access_token=" in url
+    assert r.headers["Cache-Control"] == ("private, no-store" if seat else "no-cache")
     text = b"".join(r.response).decode()  # the test app ends streams after 1.5 s
     messages = []
     for block in text.split("\n\n"):

@@ -44,7 +44,7 @@ def test_an_answer_is_kept_per_version_seat_and_bot(client: FlaskClient, store: 
     t = drawn(client)
     version = service.load_game(store, t.id).version
     r = hint(client, t, 0)
-    assert r.status_code == 200 and r.headers["Cache-Control"] == "no-store"
+    assert r.status_code == 200 and r.headers["Cache-Control"] == "private, no-store"
     answer = r.get_json()
     assert answer["version"] == version and answer["seat"] == 0
     key = store.keys.hint(t.id, version, 0, "greedy")

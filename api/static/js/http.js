@@ -9,8 +9,14 @@ export class Problem extends Error {
     this.status = status;
     this.code = body.code || (status ? `http_${status}` : 'network_error');
     this.detail = body.detail || body.title || (status ? `The server answered ${status}.` : 'The server cannot be reached.');
+    this.reason = body.reason ?? null; // a refused name's reason (invalid_name): bidi_control, ...
     this.body = body;
     this.headers = headers;
+  }
+
+  // The code to show: the reason too where the problem has one ("invalid_name: bidi_control").
+  get shownCode() {
+    return this.reason ? `${this.code}: ${this.reason}` : this.code;
   }
 
   get retryAfterMs() {
@@ -51,28 +57,44 @@ export async function call(method, path, { token, json, body, contentType, heade
   return { status: response.status, etag: response.headers.get('ETag'), body: data, headers: response.headers };
 }
 
-// An Idempotency-Key: random, made with getRandomValues (randomUUID needs a secure context,
-// and friends may reach the table over plain http on a home network).
+// An Idempotency-Key: 128 random bits as 32 hex digits, made with getRandomValues
+// (randomUUID needs a secure context, and friends may reach the table over plain http on a
+// home network). A join's key must be unguessable (its retry gets the seat's token): this is.
 export function newKey() {
   const bytes = new Uint8Array(16);
   crypto.getRandomValues(bytes);
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-const MOVE_ATTEMPTS = 3;
+const ATTEMPTS = 3; // tries of a move or a join
 
 // A move: If-Match with the version the player saw, and one Idempotency-Key for every try,
 // so that a retry after a lost answer can never apply the move twice.
-export async function postMove(gameId, token, etag, action) {
+export function postMove(gameId, token, etag, action) {
   const key = newKey();
+  return withRetries(() => call('POST', `/games/${gameId}/moves`, {
+    token, json: { action }, headers: { 'If-Match': etag, 'Idempotency-Key': key },
+  }));
+}
+
+// A join: one Idempotency-Key for every try, so that a join whose answer (the seat's token)
+// was lost gets it again rather than 409 seat_taken (the server gives it only to this
+// address, and only for this key).
+export function postJoin(gameId, seat, name) {
+  const key = newKey();
+  return withRetries(() => call('POST', `${gamePath(gameId)}/seats/${seat}`, {
+    json: { name }, headers: { 'Idempotency-Key': key },
+  }));
+}
+
+// ``send`` again after a lost connection, a 429 or a 503, a few times.
+async function withRetries(send) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await call('POST', `/games/${gameId}/moves`, {
-        token, json: { action }, headers: { 'If-Match': etag, 'Idempotency-Key': key },
-      });
+      return await send();
     } catch (err) {
       const again = err instanceof Problem && (err.status === 0 || err.status === 429 || err.status === 503);
-      if (!again || attempt >= MOVE_ATTEMPTS) throw err;
+      if (!again || attempt >= ATTEMPTS) throw err;
       await sleep(Math.min(err.retryAfterMs ?? 400 * attempt, 5000));
     }
   }

@@ -1,8 +1,8 @@
 // The start page: create a game (preset, players, who sits where, house rules), get a link
 // per seat; join an open seat; watch or replay a game by its id; replay a log file.
 
-import { clear, h } from './dom.js';
-import { call, gamePath, Problem } from './http.js';
+import { clear, h, isolate } from './dom.js';
+import { call, gamePath, postJoin, Problem } from './http.js';
 import { joinLink, linkField, seatLink } from './table.js';
 import { showReplayFile } from './replay.js';
 
@@ -151,7 +151,7 @@ class Lobby {
     } catch (err) {
       if (!(err instanceof Problem)) throw err;
       const fields = err.body?.errors ? ` ${JSON.stringify(err.body.errors)}` : '';
-      clear(this.error, `${err.detail}${fields} `, h('code', {}, err.code));
+      clear(this.error, `${err.detail}${fields} `, h('code', {}, err.shownCode));
     }
   }
 
@@ -160,10 +160,10 @@ class Lobby {
     const rows = game.seats.map((s) => {
       let what;
       if (s.token && s.seat === 0) what = h('a', { href: seatLink(game.id, s.seat, s.token), id: 'play-link', class: 'primary' }, 'Play your seat');
-      else if (s.token) what = linkField(seatLink(game.id, s.seat, s.token), `Private link of ${s.name}, seat ${s.seat}`);
+      else if (s.token) what = linkField(seatLink(game.id, s.seat, s.token), `Private link of ${isolate(s.name)}, seat ${s.seat}`);
       else if (s.open) what = linkField(joinLink(game.id, s.seat), `Link to join seat ${s.seat}`);
       else what = h('span', {}, `${s.bot} bot`);
-      return h('li', { 'data-seat': s.seat }, h('span', {}, `Seat ${s.seat} · team ${s.team} · ${s.name ?? (s.bot ? 'bot' : 'open')}: `), what);
+      return h('li', { 'data-seat': s.seat }, h('span', {}, `Seat ${s.seat} · team ${s.team} · ${s.name != null ? isolate(s.name) : (s.bot ? 'bot' : 'open')}: `), what);
     });
     const watch = `${location.origin}${location.pathname}#game=${encodeURIComponent(game.id)}`;
     clear(this.result,
@@ -211,7 +211,7 @@ export function showJoin(root, gameId, seat) {
     const s = game.seats[seat];
     const error = h('div', { role: 'alert', class: 'message error', id: 'join-error' });
     const name = h('input', { id: 'join-name', required: true, maxlength: '40', autocomplete: 'nickname' });
-    const others = game.seats.filter((x) => x.seat !== seat).map((x) => `${x.name ?? (x.bot ? `${x.bot} bot` : 'open')} (seat ${x.seat}, team ${x.team})`);
+    const others = game.seats.filter((x) => x.seat !== seat).map((x) => `${x.name != null ? isolate(x.name) : (x.bot ? `${x.bot} bot` : 'open')} (seat ${x.seat}, team ${x.team})`);
     clear(root, h('section', { class: 'join' },
       h('h1', {}, `Join game ${game.id}`),
       h('p', {}, `${game.preset}, ${game.players} players. Also at the table: ${others.join(', ')}.`),
@@ -219,12 +219,12 @@ export function showJoin(root, gameId, seat) {
         h('form', { id: 'join-form', onsubmit: async (e) => {
           e.preventDefault();
           try {
-            const r = await call('POST', `${gamePath(gameId)}/seats/${seat}`, { json: { name: name.value.trim() } });
+            const r = await postJoin(gameId, seat, name.value.trim());
             // the token goes into the fragment only; replace() keeps the join link out of history
             location.replace(seatLink(gameId, r.body.seat, r.body.token));
           } catch (err) {
             if (!(err instanceof Problem)) throw err;
-            clear(error, err.detail, ' ', h('code', {}, err.code));
+            clear(error, err.detail, ' ', h('code', {}, err.shownCode));
           }
         } },
         h('p', { class: 'field' }, h('label', { for: 'join-name' }, `Your name (seat ${seat}, team ${s.team})`), name),

@@ -2,7 +2,7 @@
 // read from the engine's views (melds with their canasta kind, the pile and why it is
 // frozen, scores): no rule is worked out here.
 
-import { h } from './dom.js';
+import { h, isolate } from './dom.js';
 import { card, cardsNames, cardsText, rankLabel, rankPlural, sortCards } from './cards.js';
 
 export function cardFace(code, attrs = {}) {
@@ -21,14 +21,14 @@ export function cardRow(codes, label) {
 export function seatName(seats, seat) {
   const s = seats?.[seat];
   if (!s) return `seat ${seat}`;
-  const who = s.name ?? (s.bot ? `${s.bot} bot` : 'open seat');
+  const who = s.name != null ? isolate(s.name) : (s.bot ? `${s.bot} bot` : 'open seat');
   return `${who} (seat ${seat})`;
 }
 
 // A seat in a few words: its player's name, or what plays it.
 export function shortName(seats, seat) {
   const s = seats?.[seat];
-  if (s?.name) return s.name;
+  if (s?.name) return isolate(s.name);
   return s?.bot ? `seat ${seat} (${s.bot} bot)` : `seat ${seat}`;
 }
 

@@ -4,7 +4,7 @@
 // may do now is the view's `legal` summary: a button is enabled only when the summary allows
 // its move, and the engine on the server judges the cards chosen.
 
-import { clear, h, keepFocus } from './dom.js';
+import { clear, h, isolate, keepFocus } from './dom.js';
 import { EventStream } from './events.js';
 import { card, cardsText, groupHand, rankPlural } from './cards.js';
 import { call, gamePath, postMove, Problem } from './http.js';
@@ -141,7 +141,7 @@ class GameTable {
     let text;
     switch (event.type) {
       case 'move': text = d.move ? R.describeMove(d.move, seats, this.view) : ''; break;
-      case 'joined': text = `${d.name ?? 'a player'} took seat ${d.seat}.`; break;
+      case 'joined': text = `${d.name != null ? isolate(d.name) : 'a player'} took seat ${d.seat}.`; break;
       case 'bot': text = `Seat ${d.seat} is now played by a ${d.bot} bot.`; break;
       case 'created': text = 'The game was created.'; break;
       default: text = '';
