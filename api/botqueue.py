@@ -98,6 +98,17 @@ def job_id(game_id: str, version: int) -> str:
     return jid
 
 
+def lanes(cfg: QueueConfig) -> dict[str, str]:
+    """The bot queue's lanes: lane name -> RQ queue name. One lane today, every bot run;
+    a lane added here is watched too (``canasta_bot_queue_depth{lane}``, :func:`lane_keys`)."""
+    return {"default": cfg.queue}
+
+
+def lane_keys(cfg: QueueConfig) -> dict[str, str]:
+    """Lane name -> the Redis list RQ keeps the lane's waiting jobs in (its depth: ``LLEN``)."""
+    return {lane: Queue.redis_queue_namespace_prefix + name for lane, name in lanes(cfg).items()}
+
+
 def rq_queue(redis: Any, cfg: QueueConfig) -> Queue:
     return Queue(cfg.queue, connection=redis, serializer=SERIALIZER, default_timeout=cfg.job_timeout)
 

@@ -129,6 +129,12 @@ class Settings:
     # moves and game reads answered on the event loop, where they can be (api.loop_routes);
     # off: every request goes through Flask's threads
     loop_routes: bool = True
+    # observability (api.observe, api.metrics, docs/operations.md): one JSON line per request
+    # (canasta.access), the request metrics, and who may read GET /metrics: with a token, only
+    # Authorization: Bearer <token>; without, only loopback clients no proxy forwarded
+    access_log: bool = True
+    metrics: bool = True
+    metrics_token: str = field(default="", repr=False)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

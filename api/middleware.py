@@ -15,7 +15,7 @@ from api.http import ACCESS_TOKEN, FailureCount, ctx, query_token
 
 log = logging.getLogger("canasta.api")
 
-_EXEMPT = {"meta.healthz", "meta.readyz", "meta.openapi"}
+_EXEMPT = {"meta.healthz", "meta.readyz", "meta.openapi", "meta.get_metrics"}
 # the query parameters each endpoint takes; any other is refused (400 unknown_parameter)
 QUERY_PARAMS: dict[str, frozenset[str]] = {
     "games.post_move": frozenset({"dry_run"}),

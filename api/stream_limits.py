@@ -1,6 +1,7 @@
 """Open event streams (SSE streams and waiting long-polls) per token and per client address,
 counted in this process: a listener costs no thread, but each holds a socket and memory, so
-one token or one address may not hold more than its share (429 ``too_many_streams``)."""
+one token or one address may not hold more than its share (429 ``too_many_streams``). Every
+slot held is one in ``canasta_open_listeners`` (:mod:`api.metrics`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
+from api import metrics
 from api.errors import ApiError
 
 
@@ -30,6 +32,7 @@ class StreamLimits:
             if token is not None:
                 self._tokens[token] += 1
             self._addresses[address] += 1
+        metrics.listener_opened()
         released = False
 
         def release() -> None:
@@ -41,6 +44,7 @@ class StreamLimits:
                 if token is not None:
                     _decrement(self._tokens, token)
                 _decrement(self._addresses, address)
+            metrics.listener_closed()
 
         return release
 
