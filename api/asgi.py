@@ -313,8 +313,9 @@ class App:
 
 def create_asgi_app(config: Settings | dict[str, Any] | None = None) -> App:
     """The ASGI app (granian ``--factory``). Flask threads: ``CANASTA_THREADS`` (default 4)."""
-    from api import create_app, procstat
+    from api import create_app, metrics, procstat
 
+    metrics.start_process()  # a pid a dead worker had: its open listeners are not ours
     procstat.raise_open_files_limit()  # each open stream is a socket
     # a worker whose granian main process is gone (killed) stops as on the main's SIGTERM:
     # seen once, a worker left running for good after its main was killed

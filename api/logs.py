@@ -99,3 +99,17 @@ def setup(level: int | str = logging.WARNING, fmt: str | None = None, *, force: 
     # what a record costs to make: these three are looked up for every record, and no line shows them
     logging.logProcesses = logging.logThreads = logging.logMultiprocessing = False
     return True
+
+
+def granian_config(fmt: str | None = None) -> dict[str, Any]:
+    """granian's own logging (``--log-config``: its start, a worker's unexpected exit, a
+    crash loop) in the same format, on stderr."""
+    name = "api.logs.JsonFormatter" if log_format(fmt) == "json" else "api.logs.TextFormatter"
+    handler = {"formatter": "plain", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
+    return {
+        "version": 1, "disable_existing_loggers": False,
+        "formatters": {"plain": {"()": name}},
+        "handlers": {"console": handler, "access": handler},
+        "loggers": {"_granian": {"handlers": ["console"], "level": "INFO", "propagate": False},
+                    "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False}},
+    }

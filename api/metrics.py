@@ -323,3 +323,38 @@ def is_loopback(address: str | None) -> bool:
         return False
     mapped = getattr(ip, "ipv4_mapped", None)
     return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
+
+
+# -- a scrape endpoint of its own (canasta worker --metrics-port) -------------------------------
+def serve_http(host: str, port: int, token: str, extra: Callable[[], Iterable[Any]]) -> Any:
+    """Answer ``GET /metrics`` on ``host:port`` from a daemon thread of this process, with the
+    same access rule as the API's (:func:`refusal`); ``extra``: the scrape's own collectors.
+    Returns the server (``shutdown()`` stops it)."""
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+            pass
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        if environ.get("PATH_INFO") != "/metrics" or environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"GET /metrics\n"]
+        forwarded = any(name in environ for name in FORWARDING_HEADERS)
+        refused = refusal(token, environ.get("REMOTE_ADDR"), environ.get("HTTP_AUTHORIZATION"), forwarded)
+        if refused is not None:
+            status, code, detail = refused
+            start_response(f"{status} {'Unauthorized' if status == 401 else 'Forbidden'}",
+                           [("Content-Type", "text/plain"), *([("WWW-Authenticate", "Bearer")] if status == 401 else [])])
+            return [f"{code}: {detail}\n".encode()]
+        body = exposition(extra())
+        start_response("200 OK", [("Content-Type", CONTENT_TYPE), ("Content-Length", str(len(body)))])
+        return [body]
+
+    server = make_server(host, port, app, Server, handler_class=Quiet)
+    threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
+    return server

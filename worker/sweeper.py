@@ -15,6 +15,9 @@ import time
 from collections import Counter
 from typing import Any
 
+from redis import RedisError
+
+from api import metrics
 from api.botqueue import ANY_VERSION, BotKeys, discard_awaiting, games_of
 from api.keys import Keys
 from api.service import game_from_record
@@ -103,7 +106,9 @@ class Sweeper(threading.Thread):
                 counts = sweep_once(self.redis, self.cfg)
                 if counts["enqueued"] or counts["replaced"]:
                     log.warning("sweeper: %s", dict(counts))  # a game was stalled: worth seeing
-            except Exception:  # noqa: BLE001 - Redis hiccups: try again next time
+            except Exception as e:  # noqa: BLE001 - Redis hiccups: try again next time
+                if isinstance(e, RedisError):
+                    metrics.count_redis_error("worker")
                 log.exception("sweeper pass failed")
             self._stop_event.wait(self.cfg.sweep_seconds)
 
