@@ -38,9 +38,14 @@ def log_format(value: str | None = None) -> str:
     return chosen
 
 
+_second = [-1, ""]  # the last second formatted, and its text (a second's lines share it)
+
+
 def _utc(created: float) -> str:
     seconds = int(created)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int((created - seconds) * 1000):03d}Z"
+    if seconds != _second[0]:
+        _second[:] = [seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))]
+    return f"{_second[1]}.{int((created - seconds) * 1000):03d}Z"
 
 
 class JsonFormatter(logging.Formatter):

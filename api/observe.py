@@ -25,7 +25,9 @@ off; ``CANASTA_METRICS=0`` stops counting requests (benchmarks compare them).
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import re
 import secrets
 import time
@@ -39,7 +41,8 @@ from api.config import Settings
 from api.logs import REQUEST_ID
 from api.middleware import forwarded_address
 
-access_log = logging.getLogger("canasta.access")
+ACCESS_LOGGER = "canasta.access"
+access_log = logging.getLogger(ACCESS_LOGGER)
 
 HEADER = "X-Request-Id"
 HEADER_BYTES = b"x-request-id"
@@ -54,14 +57,34 @@ CLIENT_GONE = 499  # nginx's word for a request whose client left before its ans
 MOVES_ROUTE = "/games/{game_id}/moves"
 
 
+class _Ids:
+    """New request ids: a random prefix per process and a count (16 hex digits): unique
+    among the processes of a run without a system call each (a forked child draws its own)."""
+
+    def __init__(self) -> None:
+        self.renew()
+
+    def renew(self) -> None:
+        self.prefix = secrets.token_hex(4)
+        self.count = itertools.count(secrets.randbelow(1 << 20))
+
+    def next(self) -> str:
+        return f"{self.prefix}{next(self.count) & 0xFFFFFFFF:08x}"
+
+
+_ids = _Ids()
+os.register_at_fork(after_in_child=_ids.renew)
+
+
 def request_id(given: str | None) -> str:
     """The request's id: ``given`` when well-formed, else a new one (16 hex digits)."""
     if given is not None and len(given) <= REQUEST_ID_MAX and REQUEST_ID_RE.fullmatch(given):
         return given
-    return secrets.token_hex(8)
+    return _ids.next()
 
 
 # -- route templates --------------------------------------------------------------------------
+HOT_RULES = ["/games/<game_id>/moves", "/games/<game_id>", "/games/<game_id>/events"]
 _VARIABLE = re.compile(r"<(?:([a-z]+)(?:\([^)]*\))?:)?([A-Za-z_][A-Za-z0-9_]*)>")
 
 
@@ -72,7 +95,9 @@ class Routes:
     def __init__(self, rules: Iterable[str]) -> None:
         self.exact: dict[str, str] = {}
         self.patterns: list[tuple[re.Pattern[str], str]] = []
-        for rule in sorted(set(rules), key=lambda r: (-r.count("/"), r)):
+        # the routes players call most are tried first; then the longer before the shorter
+        for rule in sorted(set(rules), key=lambda r: (r not in HOT_RULES, HOT_RULES.index(r) if r in HOT_RULES else 0,
+                                                      -r.count("/"), r)):
             if "<" not in rule:
                 self.exact[rule] = rule
                 continue
@@ -207,7 +232,9 @@ class Observer:
             if game is not None:
                 fields["game"] = game[:32]
                 fields["version"] = _version(exchange.etag) or _version(exchange.if_match)
-            access_log.info("request", extra={"fields": fields})
+            if access_log.isEnabledFor(logging.INFO):  # made here: Logger.info would walk the stack for its caller
+                access_log.handle(access_log.makeRecord(ACCESS_LOGGER, logging.INFO, __file__, 0, "request", (), None,
+                                                        extra={"fields": fields}))
 
 
 def _version(tag: str | None) -> int | None:
