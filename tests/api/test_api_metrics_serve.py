@@ -28,6 +28,7 @@ from api.bench_moves import choose
 from api.metrics import DIR_PREFIX, ENV_DIR
 from api.observe import REQUEST_ID_RE
 from api.store import Store, connect
+from tests.conftest_redis import queue_client
 
 ROOT = Path(__file__).resolve().parents[2]
 SSE_SECONDS = 2  # CANASTA_SSE_MAX_SECONDS of the server: a stream's whole life
@@ -92,9 +93,8 @@ def served(redis_url: str, key_prefix: str, tmp_path_factory: pytest.TempPathFac
         except (ValueError, IndexError, OSError):
             pass
         stop(proc, timeout=30)
-        queue = connect(redis_url)
-        botqueue.rq_queue(queue, botqueue.config_for(prefix)).empty()
-        Store(queue, prefix).delete_all()
+        botqueue.rq_queue(queue_client(redis_url), botqueue.config_for(prefix)).empty()
+        Store(connect(redis_url), prefix).delete_all()
         if run_dir is not None:
             assert not run_dir.exists(), "canasta serve removes its metrics directory at the stop"
 
@@ -358,9 +358,8 @@ def test_a_worker_alone_serves_its_metrics_with_a_token(redis_url: str, key_pref
         assert len(run_dirs) == 1
     finally:
         stop(worker, timeout=40)
-        queue = connect(redis_url)
-        botqueue.rq_queue(queue, botqueue.config_for(prefix)).empty()
-        Store(queue, prefix).delete_all()
+        botqueue.rq_queue(queue_client(redis_url), botqueue.config_for(prefix)).empty()
+        Store(connect(redis_url), prefix).delete_all()
     assert not list(tmp_path.glob(DIR_PREFIX + "*"))
     objects, others = json_lines(err)
     assert objects and not others, others[:3]

@@ -26,6 +26,7 @@ from api import Settings, botqueue, create_app, metrics
 from api.logs import JsonFormatter
 from api.observe import REQUEST_ID_RE, Routes
 from api.store import Store, connect
+from tests.conftest_redis import queue_client
 
 ACCESS = "canasta.access"
 
@@ -252,7 +253,7 @@ def test_the_queue_depth_is_read_per_lane_at_the_scrape(settings: Settings, redi
     app = create_app(settings.with_overrides({"key_prefix": prefix}))
     client = app.test_client()
     cfg = botqueue.config_for(prefix)
-    queue = connect(redis_url)
+    queue = queue_client(redis_url)
     try:
         assert value(_scrape(client), "canasta_bot_queue_depth", lane="default") == 0
         for version in (1, 2, 3):  # no worker takes them
@@ -261,7 +262,7 @@ def test_the_queue_depth_is_read_per_lane_at_the_scrape(settings: Settings, redi
         assert value(_scrape(client), "canasta_bot_queue_depth", lane="default") == 3
     finally:
         botqueue.rq_queue(queue, cfg).empty()
-        Store(queue, prefix).delete_all()
+        Store(connect(redis_url), prefix).delete_all()
 
 
 def test_open_listeners_follow_the_stream_slots(client: FlaskClient, store: Store) -> None:
