@@ -11,7 +11,7 @@ of every process, live or dead: counters and histograms keep what a dead process
 Gauges of open things (``canasta_open_listeners``) count live processes only: the files of a
 process that is gone are dropped at the next scrape (:func:`forget_dead`: granian respawns a
 worker killed by a signal without telling anyone; measured: its listeners stayed counted
-until then, ``tests/api/test_api_metrics.py``), and a new process drops any left under its
+until then, ``tests/api/test_api_metrics_serve.py``), and a new process drops any left under its
 own pid (:func:`start_process`). Without the variable each process keeps its own (tests,
 ``api:create_app()`` under any WSGI server, ``canasta worker`` without ``--metrics-port``).
 
