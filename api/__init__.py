@@ -15,14 +15,17 @@ from api.config import Settings
 
 def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     """Build the WSGI app. ``config``: a :class:`Settings` or overrides of its fields."""
-    from api import errors, middleware
+    from api import errors, logs, metrics, middleware
     from api.errors import ApiError, not_durable_problem, problem_response
     from api.http import Ctx
+    from api.observe import Observer, Routes, WsgiObserved, access_log
     from api.routes import events, games, meta, replays, web
     from api.store import NotDurable, Store, connect
     from api.stream_limits import StreamLimits
 
     settings = config if isinstance(config, Settings) else Settings.from_env(config)
+    logs.setup()  # JSON lines on stderr (CANASTA_LOG_FORMAT), unless the host configured logging
+    access_log.setLevel(logging.INFO if settings.access_log else logging.WARNING)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     # the moves and reads wait at most for the durability confirmation (and the socket 10 s
@@ -41,6 +44,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     @app.errorhandler(redis.exceptions.ConnectionError)
     @app.errorhandler(redis.exceptions.TimeoutError)
     def _redis_down(exc: Exception) -> Any:
+        metrics.count_redis_error("api")
         logging.getLogger("canasta.api").warning("redis unavailable: %s", exc)
         return problem_response(ApiError(503, "redis_unavailable", "The game store does not answer; retry.",
                                          headers={"Retry-After": "1"}))
@@ -62,6 +66,10 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     if settings.trust_proxy:
         # Flask's documented way to wrap its WSGI app; mypy refuses any assignment to a method.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1)  # type: ignore[method-assign]
+    # outermost: every request gets its id, its metrics and its access line (api.observe)
+    observer = Observer(settings, Routes.of(app))
+    app.extensions["canasta.observer"] = observer
+    app.wsgi_app = WsgiObserved(app.wsgi_app, observer)  # type: ignore[method-assign]
     return app
 
 

@@ -36,6 +36,7 @@ from api.config import Settings
 from api.hub import EventHub, Handoff, Listener, connect, sse_message
 from api.loop_routes import LoopRoutes, ToFlask
 from api.middleware import COUNTED
+from api.observe import REQUEST_ID_ENV, Exchange, Observer
 from api.routes.events import HANDOFF_KEY
 
 log = logging.getLogger("canasta.asgi")
@@ -45,6 +46,7 @@ Receive = Any
 Send = Any
 
 DEFAULT_THREADS = 4  # Flask threads per process (CANASTA_THREADS): few beat many (the GIL)
+EXCHANGE_KEY = "canasta.exchange"  # the scope's: the request as api.observe sees it
 EVENTS_SUFFIX = "/events"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -78,6 +80,7 @@ class App:
         self.body_limit = settings.max_body_bytes
         self.executor = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="flask")
         self.loop_routes = LoopRoutes.of(flask_app, self.executor)
+        self.observer: Observer = flask_app.extensions["canasta.observer"]
         self._hub: EventHub | None = None
         self.stopping = False
 
@@ -93,6 +96,9 @@ class App:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            # every request: its id in the answer, its metrics and access line at its end (api.observe)
+            exchange = scope[EXCHANGE_KEY] = self.observer.begin(scope)
+            send = self.observer.send(send, exchange)
             try:
                 if scope["method"] == "GET" and scope["path"].endswith(EVENTS_SUFFIX):
                     await self._events(scope, receive, send)
@@ -102,6 +108,8 @@ class App:
                     await self._flask(scope, receive, send)
             except SlowBody:
                 await _send_whole(send, 408, SLOW_BODY_HEADERS, SLOW_BODY)
+            finally:
+                self.observer.end(exchange)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -137,6 +145,9 @@ class App:
         if body is None:
             body = await self._read_body(scope, receive)
         environ = cast(dict[str, Any], build_environ(scope, io.BytesIO(body)))  # type: ignore[arg-type]
+        exchange: Exchange | None = scope.get(EXCHANGE_KEY)
+        if exchange is not None:  # observed here: Flask's layer only names it in its logs
+            environ[REQUEST_ID_ENV] = exchange.rid
         if extra:
             environ.update(extra)
         if environ.pop("HTTP_TRANSFER_ENCODING", None) is not None:
@@ -318,8 +329,9 @@ class App:
 
 def create_asgi_app(config: Settings | dict[str, Any] | None = None) -> App:
     """The ASGI app (granian ``--factory``). Flask threads: ``CANASTA_THREADS`` (default 4)."""
-    from api import create_app, procstat
+    from api import create_app, metrics, procstat
 
+    metrics.start_process()  # a pid a dead worker had: its open listeners are not ours
     procstat.raise_open_files_limit()  # each open stream is a socket
     # a worker whose granian main process is gone (killed) stops as on the main's SIGTERM:
     # seen once, a worker left running for good after its main was killed

@@ -90,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--listener-moves", type=float, default=20.0,
                    help="moves/s played in the listeners' games, over all of them, to measure the time from a "
                         "move to each listener (default 20; not counted in the measured moves)")
+    p.add_argument("--observability", type=_observability, default=["on"],
+                   help="the server's request metrics and access log (CANASTA_METRICS, CANASTA_ACCESS_LOG): on "
+                        "(default, as deployed: the access lines go to a file, the metrics to a fresh "
+                        "PROMETHEUS_MULTIPROC_DIR, as canasta serve), off, or compare (on and off alternately, "
+                        "--rounds times, and their cost)")
     p.add_argument("--cluster", action="store_true",
                    help="run each round on one Valkey and on a local 3-primary Redis Cluster (3 replicas), "
                         "and compare them (--redis-url is not used)")
@@ -101,6 +106,13 @@ def _modes(text: str) -> list[str]:
     bad = [m for m in modes if m not in ("off", "fsync", "waitaof")]
     if bad or not modes:
         raise argparse.ArgumentTypeError(f"modes are off, fsync, waitaof (or compare), not {text!r}")
+    return modes
+
+
+def _observability(text: str) -> list[str]:
+    modes = ["on", "off"] if text == "compare" else [m.strip() for m in text.split(",") if m.strip()]
+    if not modes or any(m not in ("on", "off") for m in modes):
+        raise argparse.ArgumentTypeError(f"observability is on, off or compare, not {text!r}")
     return modes
 
 
@@ -536,10 +548,13 @@ def drive(port: int, args: dict[str, Any], server_pids: list[int], redis_url: st
 
 
 # -- the run ------------------------------------------------------------------------------
-def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0, cluster: bool = False) -> dict[str, Any]:
+def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0, cluster: bool = False,
+        observability: str = "on") -> dict[str, Any]:
     """One measured run: on ``--redis-url`` (else ``$REDIS_URL``, else an embedded Valkey),
     or with ``cluster`` on a local cluster started for the run (and a queue Valkey); with
-    ``listeners`` open during the moves phase."""
+    ``listeners`` open during the moves phase; the server's request metrics and access log
+    ``observability`` on or off (on: its stderr, the access lines, goes to a file)."""
+    from api import metrics
     from api.config import queue_url_for
     from api.localcluster import LocalCluster
     from api.redis_io import connect
@@ -551,6 +566,8 @@ def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0,
     url = None if cluster else args.redis_url or os.environ.get("REDIS_URL")
     queue_env: dict[str, str] = {"CANASTA_QUEUE_URL": queue_url_for(url, args.queue_url)} if url else {}
     server = None
+    run_dir = metrics.fresh_dir()
+    server_log = open(os.path.join(run_dir, "server.log"), "wb")  # noqa: SIM115 - closed in finally
     try:
         if cluster:
             local = LocalCluster(durable=durability != "off").start()
@@ -572,7 +589,11 @@ def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0,
         env["CANASTA_MAX_STREAMS_PER_ADDRESS"] = "0"  # every listener of the bench has one address
         if args.rate_limit:  # every request of the bench comes from one address
             env["CANASTA_RATE_LIMIT_PER_ADDRESS"] = "1000000000"
-        server = subprocess.Popen(api_command(HOST, port, args.workers), env=api_env(env, args.threads))
+        on = "1" if observability == "on" else "0"
+        env.update({"CANASTA_ACCESS_LOG": on, "CANASTA_METRICS": on, metrics.ENV_DIR: run_dir,
+                    "CANASTA_LOG_FORMAT": "json"})
+        server = subprocess.Popen(api_command(HOST, port, args.workers), env=api_env(env, args.threads),
+                                  stderr=server_log)
         if not wait_healthy(f"http://{HOST}:{port}", server, timeout=30):
             raise RuntimeError("the API did not start")
         workers = procstat.children(server.pid)
@@ -608,6 +629,9 @@ def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0,
         stats["durability"] = (f"CANASTA_DURABILITY={durability}; the server's append-only file "
                                f"{'on, appendfsync ' + fsync if persistence['aof_enabled'] else 'off'}")
         stats["mode"] = durability + (" cluster" if cluster else "")
+        stats["observability"] = observability
+        server_log.flush()
+        stats["log_bytes"] = os.path.getsize(server_log.name)
         store.delete_all()
         store.redis.close()
         return stats
@@ -623,6 +647,8 @@ def run(args: argparse.Namespace, durability: str = "fsync", listeners: int = 0,
             embedded.stop()
         if local is not None:
             local.stop()
+        server_log.close()
+        metrics.remove_dir(run_dir)
 
 
 LISTENERS_START_SECONDS = 180  # the listeners' games created and every listener open within this
@@ -671,6 +697,8 @@ def report(stats: dict[str, Any], args: argparse.Namespace) -> str:
         ("server", f"granian, {args.workers} workers x {args.threads} Flask threads (ASGI), rate limiter "
                      f"{'ON' if args.rate_limit else 'off'}"),
         ("redis", f"{stats['redis_url']} ({stats['redis_version']})"),
+        ("observability", f"request metrics and access log {stats.get('observability', 'on').upper()} "
+                          f"({stats.get('log_bytes', 0) / 1e3:.0f} kB of server log in the run)"),
         ("durability", stats["durability"]),
         ("run", f"{elapsed:.1f} s measured after {args.warmup:.0f} s warm-up; load average "
                 f"{stats['loadavg'][0]} -> {stats['loadavg'][1]}"),
@@ -732,21 +760,30 @@ def _errors(stats: dict[str, Any]) -> list[str]:
 def compare(runs: list[dict[str, Any]]) -> str:
     """Moves/s and latency per durability mode, run by run, and each mode's moves : /healthz
     ratio against durability off's (the ratio cancels load that moves both phases of a run)."""
-    lines = ["durability  listeners  accepted moves/s  p50 ms  p99 ms  /healthz req/s  moves : /healthz  "
+    lines = ["durability  obs  listeners  accepted moves/s  p50 ms  p99 ms  /healthz req/s  moves : /healthz  "
              "move -> listener p99 ms (from commit)"]
     ratios: dict[str, list[float]] = {}
     rates: dict[int, list[float]] = {}
+    by_obs: dict[str, list[tuple[float, float]]] = {}
     for stats in runs:
         rate = stats["moves"] / stats["elapsed"] if stats["elapsed"] else 0.0
         health = (stats["health_before"]["rate"] + stats["health_after"]["rate"]) / 2
         ratio = rate / health if health else 0.0
         ratios.setdefault(stats["mode"], []).append(ratio)
         rates.setdefault(stats["listeners_n"], []).append(rate)
+        obs = stats.get("observability", "on")
+        by_obs.setdefault(obs, []).append((rate, ratio))
         lis = stats.get("listening")
         fan = f"{_percentile(lis['commit_ms'], .99):.1f}" if lis and lis["commit_ms"] else "-"
-        lines.append(f"{stats['mode']:<10}  {stats['listeners_n']:>9}  {rate:>16.0f}  "
+        lines.append(f"{stats['mode']:<10}  {obs:<3}  {stats['listeners_n']:>9}  {rate:>16.0f}  "
                      f"{_percentile(stats['move_ms'], .5):>6.1f}  {_percentile(stats['move_ms'], .99):>6.1f}  "
                      f"{health:>14.0f}  {ratio:>16.3f}  {fan:>8}")
+    if "on" in by_obs and "off" in by_obs:
+        on_rate, on_ratio = (statistics.mean(v) for v in zip(*by_obs["on"], strict=True))
+        off_rate, off_ratio = (statistics.mean(v) for v in zip(*by_obs["off"], strict=True))
+        if off_rate and off_ratio:
+            lines.append(f"observability on: {on_rate:.0f} moves/s against {off_rate:.0f} off ({on_rate / off_rate - 1:+.1%}); "
+                         f"moves : /healthz {on_ratio:.3f} on, {off_ratio:.3f} off ({on_ratio / off_ratio - 1:+.1%})")
     if 0 in rates and len(rates) > 1:
         base_rate = statistics.mean(rates[0])
         for n, values in rates.items():
@@ -799,17 +836,19 @@ def main(argv: list[str] | None = None) -> int:
                     pairs.append(stats)
         print(compare_cluster(pairs), flush=True)
         return 1 if any(_errors(stats) for stats in pairs) else 0
-    if len(args.durability) == 1 and len(args.listeners) == 1 and args.rounds <= 1:
-        stats = run(args, args.durability[0], args.listeners[0])
+    if len(args.durability) == 1 and len(args.listeners) == 1 and len(args.observability) == 1 and args.rounds <= 1:
+        stats = run(args, args.durability[0], args.listeners[0], observability=args.observability[0])
         print(report(stats, args), flush=True)
         return 1 if _errors(stats) else 0
     runs: list[dict[str, Any]] = []
     for _ in range(max(1, args.rounds)):
         for mode in args.durability:
             for listeners in args.listeners:
-                stats = run(args, mode, listeners)
-                print(f"-- CANASTA_DURABILITY={mode}, {listeners} listeners\n{report(stats, args)}\n", flush=True)
-                runs.append(stats)
+                for obs in args.observability:
+                    stats = run(args, mode, listeners, observability=obs)
+                    print(f"-- CANASTA_DURABILITY={mode}, {listeners} listeners, observability {obs}\n"
+                          f"{report(stats, args)}\n", flush=True)
+                    runs.append(stats)
     print(compare(runs), flush=True)
     return 1 if any(_errors(stats) for stats in runs) else 0
 

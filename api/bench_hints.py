@@ -142,6 +142,7 @@ def _start_server(url: str, queue: str, prefix: str, args: argparse.Namespace,
     env = {**os.environ, "REDIS_URL": url, "CANASTA_QUEUE_URL": queue, "CANASTA_KEY_PREFIX": prefix,
            "CANASTA_RATE_LIMIT": "1" if limiter else "0", "CANASTA_RATE_LIMIT_PER_ADDRESS": "1000000000",
            "CANASTA_CREATE_PER_ADDRESS": "0"}
+    env.setdefault("CANASTA_ACCESS_LOG", "0")  # its stderr is the terminal's: no line per request there
     server = subprocess.Popen(api_command(HOST, port, args.workers), env=api_env(env, args.threads))
     if not wait_healthy(f"http://{HOST}:{port}", server, timeout=30):
         server.terminate()

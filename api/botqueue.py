@@ -151,6 +151,17 @@ def job_id(game_id: str, version: int) -> str:
     return jid
 
 
+def lanes(cfg: QueueConfig) -> dict[str, str]:
+    """The bot queue's lanes (:data:`LANES`): lane name -> RQ queue name, watched by
+    ``canasta_bot_queue_depth{lane}`` (:func:`lane_keys`)."""
+    return {lane: cfg.lane_queue(lane) for lane in LANES}
+
+
+def lane_keys(cfg: QueueConfig) -> dict[str, str]:
+    """Lane name -> the Redis list RQ keeps the lane's waiting jobs in (its depth: ``LLEN``)."""
+    return {lane: Queue.redis_queue_namespace_prefix + name for lane, name in lanes(cfg).items()}
+
+
 def rq_queue(redis: Any, cfg: QueueConfig, lane: str = PERSONS) -> Queue:
     return Queue(cfg.lane_queue(lane), connection=redis, serializer=SERIALIZER, default_timeout=cfg.job_timeout)
 

@@ -382,6 +382,11 @@ class Client:
         """``GET /openapi.yaml``: the contract this server keeps."""
         return str(self.request("GET", "/openapi.yaml").body)
 
+    def metrics(self, token: str | None = None) -> str:
+        """``GET /metrics``: the server's Prometheus text, for operators (``token``: the
+        server's ``CANASTA_METRICS_TOKEN``; without one it answers loopback clients only)."""
+        return str(self.request("GET", "/metrics", token=token).body)
+
     # -- rules -----------------------------------------------------------------------------
     def presets(self) -> list[dict[str, Any]]:
         """``GET /rules``: the rule presets (name, seed text, player counts)."""

@@ -148,6 +148,12 @@ class Settings:
     # progress go on. 0: no check
     store_full_ratio: float = 0.8
     store_max_bytes: int = 0
+    # observability (api.observe, api.metrics, docs/operations.md): one JSON line per request
+    # (canasta.access), the request metrics, and who may read GET /metrics: with a token, only
+    # Authorization: Bearer <token>; without, only loopback clients no proxy forwarded
+    access_log: bool = True
+    metrics: bool = True
+    metrics_token: str = field(default="", repr=False)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -35,7 +35,7 @@ import orjson
 import redis.asyncio as aredis
 from redis.asyncio.cluster import RedisCluster
 
-from api import eventcodec, service
+from api import eventcodec, metrics, service
 from api.keys import Keys
 from api.redis_io import CONNECT_TIMEOUT_SECONDS, HEALTH_CHECK_SECONDS, parse_url
 from api.store import EVENTS_PER_READ
@@ -501,6 +501,7 @@ class _Outage:
     failures: int = 0
 
     def failed(self, error: Exception) -> None:
+        metrics.count_redis_error("hub")
         self.failures += 1
         if self.failures == 1:
             log.warning("event hub: %s failed (%s); trying again every %g s", self.what, error, RETRY_SECONDS)

@@ -40,7 +40,7 @@ import orjson
 import redis
 from flask import Flask
 
-from api import middleware, service
+from api import metrics, middleware, service
 from api.errors import ApiError, not_durable_problem, problem_headers
 from api.http import (
     _ETAG_RE,
@@ -254,7 +254,10 @@ class LoopRoutes:
             await self._in_thread(service.not_durable, store, game_id, prepared.change, e)
             problem = not_durable_problem()
             return self._respond(problem.status, problem_headers(problem), orjson.dumps(problem.to_dict()), headers)
-        except (Unanswered, redis.ResponseError):
+        except Unanswered:
+            metrics.count_redis_error("api")
+            raise ToFlask(counted) from None
+        except redis.ResponseError:
             raise ToFlask(counted) from None
         if result.outcome != "ok":
             raise ToFlask(counted)
@@ -297,6 +300,7 @@ class LoopRoutes:
         try:
             (reply,) = await self.redis.send([command], command[1])
         except Unanswered:
+            metrics.count_redis_error("api")
             return None
         await self.turns.take()
         record = None if isinstance(reply, Exception) else record_of(reply)
@@ -319,6 +323,7 @@ class LoopRoutes:
         try:  # one call per hash slot: one on a single server
             replies = [await self.redis.send([c], str(first_key(c))) for c in commands]
         except Unanswered:
+            metrics.count_redis_error("api")
             raise ToFlask from None
         await self.turns.take()
         if any(isinstance(reply, Exception) for reply, in replies):

@@ -9,13 +9,14 @@ import math
 from flask import Flask, Response, request
 from werkzeug.http import parse_list_header
 
+from api import metrics
 from api.config import Settings
 from api.errors import ApiError, problem_response
 from api.http import ACCESS_TOKEN, FailureCount, ctx, query_token
 
 log = logging.getLogger("canasta.api")
 
-_EXEMPT = {"meta.healthz", "meta.readyz", "meta.openapi"}
+_EXEMPT = {"meta.healthz", "meta.readyz", "meta.openapi", "meta.get_metrics"}
 # the query parameters each endpoint takes; any other is refused (400 unknown_parameter)
 QUERY_PARAMS: dict[str, frozenset[str]] = {
     "games.post_move": frozenset({"dry_run"}),
@@ -81,6 +82,7 @@ def rate_counters(settings: Settings, address: str | None, authorization: str | 
 def limiter_failed(failures: FailureCount) -> None:
     """A limiter that cannot count lets the request through: logged, and counted for /healthz."""
     count = failures.add()
+    metrics.count_redis_error("api")
     log.warning("rate limiter failed (%d failures in this process; GET /healthz shows them); the request "
                 "goes through uncounted", count, exc_info=True)
 

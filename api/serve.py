@@ -23,6 +23,7 @@ from types import FrameType
 from api.asgi import DEFAULT_THREADS
 from api.config import add_queue_url_option
 from api.embedded import DataDirInUse, EmbeddedRedis, default_data_dir
+from api.metrics import ENV_DIR, fresh_dir, remove_dir
 from api.procstat import StopFlag, die_with_parent
 
 
@@ -82,10 +83,11 @@ def header_read_ms(env: Mapping[str, str]) -> int:
 
 
 def api_command(host: str, port: int, workers: int, access_log: bool = False,
-                env: Mapping[str, str] | None = None) -> list[str]:
+                env: Mapping[str, str] | None = None, log_config: str | None = None) -> list[str]:
     """granian serving the ASGI app; a worker that dies is started again. Its Flask threads:
     ``CANASTA_THREADS`` in the environment (:func:`api_env`); its settings: ``env`` (default
-    this process's environment), which it will run with.
+    this process's environment), which it will run with; ``log_config``: a file of granian's
+    own logging (:func:`write_log_config`).
 
     HTTP/1 only (``--http 1``), with a header read timeout: a connection that sends no
     complete request head within it (a slow-headers attack, a socket opened and left idle,
@@ -103,7 +105,22 @@ def api_command(host: str, port: int, workers: int, access_log: bool = False,
     ]
     if access_log:
         cmd.append("--access-log")
+    if log_config:
+        cmd += ["--log-config", log_config]
     return cmd + ["api.asgi:create_asgi_app"]
+
+
+def write_log_config(directory: str) -> str:
+    """granian's logging in the service's format (``api.logs.granian_config``), as a file in
+    ``directory`` (granian reads a file); its path."""
+    import json
+
+    from api.logs import granian_config
+
+    path = os.path.join(directory, "granian-log.json")
+    with open(path, "w") as f:
+        json.dump(granian_config(), f)
+    return path
 
 
 def api_env(env: dict[str, str], threads: int) -> dict[str, str]:
@@ -219,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     embedded: EmbeddedRedis | None = None
     procs: list[subprocess.Popen[bytes]] = []
     code = 0
+    run_dir: str | None = None
     try:
         url = args.redis_url or os.environ.get("REDIS_URL")
         if not url:
@@ -246,7 +264,12 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "REDIS_URL": url}
         if args.queue_url:  # the API's and the worker's
             env["CANASTA_QUEUE_URL"] = args.queue_url
-        api = _spawn(api_command(args.host, args.port, args.workers, args.access_log, env), api_env(env, args.threads))
+        # every API and bot worker process writes its metrics there; GET /metrics adds them up
+        # (api.metrics: a fresh temporary directory per start, removed at the stop)
+        run_dir = fresh_dir()
+        env[ENV_DIR] = run_dir
+        api = _spawn(api_command(args.host, args.port, args.workers, args.access_log, env, write_log_config(run_dir)),
+                     api_env(env, args.threads))
         procs.append(api)
         if not args.no_bot_worker and worker_available():
             procs.append(_spawn([sys.executable, "-m", "cli.main", "worker", "--redis-url", url,
@@ -260,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         print(f"table: {base}/  (play in the browser)", flush=True)
         print(f"api: {base}  (OpenAPI: {base}/openapi.yaml)", flush=True)
+        print(f"metrics: {base}/metrics  (Prometheus; {'with CANASTA_METRICS_TOKEN' if os.environ.get('CANASTA_METRICS_TOKEN') else 'loopback clients only'}; "
+              "logs: JSON lines on stderr, docs/operations.md)", flush=True)
         print("create a game:\n  curl -s -X POST " + base + "/games -H 'Content-Type: application/json' "
               "-d '{\"preset\": \"classic\", \"seats\": [{\"name\": \"you\"}, {\"bot\": \"random\"}, "
               "{\"bot\": \"random\"}, {\"bot\": \"random\"}]}'", flush=True)
@@ -277,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
         return code
     finally:
         _stop(procs)
+        if run_dir is not None:
+            remove_dir(run_dir)
         if embedded is not None:
             embedded.stop()
         for s, handler in old.items():

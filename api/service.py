@@ -24,7 +24,7 @@ import redis
 
 import bots
 import engine
-from api import botqueue, eventcodec, gamelog, logcodec, names, quotas, retention
+from api import botqueue, eventcodec, gamelog, logcodec, metrics, names, quotas, retention
 from api.clients import Client, unlimited
 from api.config import Settings
 from api.service_errors import (
@@ -409,8 +409,14 @@ def not_durable(store: Store, game_id: str, change: Change, error: NotDurable, *
 
 
 def remember(game_id: str, change: Change, result: Commit) -> None:
-    """Keep the game as ``change`` made it (an ``ok`` commit) for this process's next request."""
+    """Keep the game as ``change`` made it (an ``ok`` commit) for this process's next request;
+    count a game created or finished (``api.metrics``: every ``ok`` commit, on the loop's path,
+    Flask's and the bot worker's, passes here once)."""
     CACHE.put(game_id, result.version, change.meta, change.state, result.event_id.encode())
+    if change.kind == "created":
+        metrics.count_game_created()
+    elif change.kind == "move" and change.meta["status"] == "over":
+        metrics.count_game_finished()
 
 
 def must_settle(change: Change, result: Commit, *, by_bot_run: bool = False) -> bool:

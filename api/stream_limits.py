@@ -8,7 +8,8 @@ member, one stream of one process; score, when its hold lapses. A stream is take
 script call per identity that first drops lapsed holds, and given back with ``ZREM``. A
 process renews its streams' holds every :data:`RENEW_SECONDS`, so that the holds of a
 process killed -9 lapse within :data:`HOLD_SECONDS` and give their slots back by themselves.
-A store that cannot count lets the stream open (as the rate limiter does), logged.
+A store that cannot count lets the stream open (as the rate limiter does), logged. Every
+slot held is one in ``canasta_open_listeners`` (:mod:`api.metrics`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 import redis
 
+from api import metrics
 from api.errors import ApiError
 from api.redis_io import Script, execute
 
@@ -82,6 +84,7 @@ class StreamLimits:
         with self._lock:
             self._held[member] = tuple(taken)
         self._start_renewing()
+        metrics.listener_opened()
         released = False
 
         def release() -> None:
@@ -92,6 +95,7 @@ class StreamLimits:
                 released = True
                 keys = self._held.pop(member, ())
             self._give_back(member, list(keys))
+            metrics.listener_closed()
 
         return release
 

@@ -86,6 +86,7 @@ class LocalService:
             url = self.embedded.start()
         port = free_port()
         env = api_env({**os.environ, "REDIS_URL": url}, self.threads)
+        env.setdefault("CANASTA_LOG_FORMAT", "text")  # its log file is read by a person, when it fails
         if self.queue_url:  # the API's and the worker's
             env["CANASTA_QUEUE_URL"] = self.queue_url
         if self.test_seeds:

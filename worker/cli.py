@@ -7,6 +7,11 @@ SIGTERM or Ctrl-C: every worker finishes its current job, then everything exits.
 
 ``--burst``: sweep, work until the queue is empty, and repeat until no game awaits a bot
 (waiting out the lease of a worker that was killed); then exit. For tests and batch runs.
+
+``--metrics-port``: the supervisor answers ``GET /metrics`` (Prometheus: every worker
+process's bot metrics and the bot queue's depth; the access rule of the API's /metrics) for a
+worker on a box of its own. Under ``canasta serve`` the API's ``/metrics`` shows them already.
+Logs: JSON lines on stderr (``CANASTA_LOG_FORMAT=text`` for plain ones).
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from typing import Any
 from rq import SimpleWorker
 from rq.utils import now as rq_now
 
-from api.botqueue import SERIALIZER, BotKeys, rq_queues
+from api import logs, metrics
+from api.botqueue import SERIALIZER, BotKeys, lane_keys, rq_queues
 from api.config import Settings, add_queue_url_option, queue_url_for
 from api.procstat import StopFlag
 from worker import runner
@@ -49,6 +55,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--budget-ms", type=float, default=None, help="expert thinking time per decision")
     p.add_argument("--no-sweeper", action="store_true", help="do not run the sweeper in this process")
     p.add_argument("-v", "--verbose", action="store_true", help="log every job")
+    p.add_argument("--metrics-port", type=int, default=None,
+                   help="answer GET /metrics on this port (every worker process's bot metrics and the queue's depth; "
+                        "a token in $CANASTA_METRICS_TOKEN, else loopback clients only)")
+    p.add_argument("--metrics-host", default="127.0.0.1", help="the address of --metrics-port (default 127.0.0.1)")
     return p
 
 
@@ -168,6 +178,7 @@ def _make_worker(redis: Any, cfg: WorkerConfig) -> SimpleWorker:
 
 def run_single(url: Urls, cfg: WorkerConfig, burst: bool, sweeper: bool, level: str) -> int:
     """One worker process: SimpleWorker in the main thread (RQ's timeouts use SIGALRM)."""
+    metrics.start_process()
     redis = _connect(url)
     if burst:
         return _burst(redis, cfg, sweeper, level)
@@ -278,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _early)
     level = "INFO" if args.verbose else "WARNING"
-    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logs.setup(level)
     overrides: dict[str, Any] = {}
     if args.queue:
         overrides["queue"] = args.queue
@@ -292,12 +303,34 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"canasta worker: {e}", file=sys.stderr)
         return 2
-    _preload()
-    if early_stop.is_set():
-        return 0
-    if args.pool <= 1:
-        return run_single(url, cfg, args.burst, not args.no_sweeper, level)
-    return run_pool(url, cfg, args.pool, args.burst, not args.no_sweeper, level, early_stop)
+    own_dir = None
+    if args.metrics_port is not None and metrics.multiprocess_dir() is None:
+        # alone on its box: a directory of its own, where its forked processes write (api.metrics)
+        own_dir = os.environ[metrics.ENV_DIR] = metrics.fresh_dir()
+    server = None
+    try:
+        _preload()
+        if early_stop.is_set():
+            return 0
+        if args.metrics_port is not None:
+            server = _serve_metrics(args.metrics_host, args.metrics_port, url, cfg)
+        if args.pool <= 1:
+            return run_single(url, cfg, args.burst, not args.no_sweeper, level)
+        return run_pool(url, cfg, args.pool, args.burst, not args.no_sweeper, level, early_stop)
+    finally:
+        if server is not None:
+            server.shutdown()
+        if own_dir is not None:
+            metrics.remove_dir(own_dir)
+
+
+def _serve_metrics(host: str, port: int, url: Urls, cfg: WorkerConfig) -> Any:
+    """``GET /metrics`` from this process (``--metrics-port``): the shared directory's metrics
+    and the depth of each lane of the bot queue, read at the scrape."""
+    depth = metrics.QueueDepth(_connect(url), lane_keys(cfg), "worker")
+    server = metrics.serve_http(host, port, Settings.from_env().metrics_token, lambda: [depth])
+    log.info("metrics: http://%s:%d/metrics", host, server.server_port)
+    return server
 
 
 if __name__ == "__main__":

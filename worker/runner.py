@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import bots
+from api import metrics
 from api.botqueue import (
     ANY_VERSION,
     DISCARD,
@@ -85,8 +86,9 @@ class BotRun:
     """Plays one game's bots for one job; holds the game's lease while it plays. ``redis``:
     the bot queue's client (the games' is paired with it: :func:`api.botqueue.games_of`)."""
 
-    def __init__(self, redis: Any, cfg: WorkerConfig, game_id: str, token: str) -> None:
+    def __init__(self, redis: Any, cfg: WorkerConfig, game_id: str, token: str, waited: float | None = None) -> None:
         self.redis = redis
+        self.waited = waited  # seconds the job waited in the queue (observed once the bot to act is known)
         self.cfg = cfg
         self.game_id = game_id
         self.store = store_for(redis, cfg.prefix)
@@ -111,6 +113,8 @@ class BotRun:
 
     def _run(self, version: int | None, attempt: int) -> dict[str, Any]:
         game = self.load()
+        if self.waited is not None:
+            metrics.observe_bot_wait(bot_to_act(game) or "none", self.waited)
         if game is None:
             discard_awaiting(self.redis, self.cfg.prefix, self.game_id, ANY_VERSION)
             return self._result("gone", None)
@@ -166,7 +170,9 @@ class BotRun:
             if self.moves and (time.monotonic() - started > time_slice or STOP.is_set()):
                 return game, True  # let other games' jobs run (or the worker stop); a new job goes on
             seat = game.state.to_act
-            action = self.decide(name if attempt < FALLBACK_AFTER and self.illegal == 0 else "random", game, seat)
+            level = name if attempt < FALLBACK_AFTER and self.illegal == 0 else "random"
+            began = time.perf_counter()
+            action = self.decide(level, game, seat)
             move = MoveRequest(self.game_id, seat, action, game.version, answer_view=False, by_bot_run=True)
             try:
                 result = apply_move(self.store, self.settings, move, game=game)
@@ -183,6 +189,7 @@ class BotRun:
             except ServiceError:  # not its turn, the game over, gone: whatever it is now
                 return self.load(), False
             self.moves += 1
+            metrics.observe_bot_turn(level, time.perf_counter() - began)
             game = result.game  # as committed: the next move needs no read (None for a replay: read)
             now = time.monotonic()
             if now - renewed > self.cfg.renew_seconds:

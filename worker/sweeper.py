@@ -17,11 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from redis import RedisError
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.rate_limit import RateLimitRegistry
 
-from api import retention
+from api import metrics, retention
 from api.botqueue import (
     ANY_VERSION,
     SERIALIZER,
@@ -144,6 +145,7 @@ def expire_pass(redis: Any, cfg: WorkerConfig) -> list[str]:
     gone = retention.expired(retention.Books(redis, cfg.prefix), games_of(redis), Keys(cfg.prefix).state,
                              settings.idle_seconds)
     if gone:
+        metrics.count_games_expired(len(gone))
         log.info("%d unfinished game(s) expired after %d s without a change", len(gone), settings.idle_seconds)
     return gone
 
@@ -181,7 +183,9 @@ class Sweeper(threading.Thread):
                 if counts["enqueued"] or counts["replaced"]:
                     log.warning("sweeper: %s", dict(counts))  # a game was stalled: worth seeing
                 archive_pass(self.redis, self.cfg)
-            except Exception:  # noqa: BLE001 - Redis hiccups: try again next time
+            except Exception as e:  # noqa: BLE001 - Redis hiccups: try again next time
+                if isinstance(e, RedisError):
+                    metrics.count_redis_error("worker")
                 log.exception("sweeper pass failed")
             self._stop_event.wait(self.cfg.sweep_seconds)
 

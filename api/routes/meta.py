@@ -8,6 +8,7 @@ from flask import Blueprint, Response, request
 
 import bots
 import engine
+from api import botqueue, metrics
 from api.errors import ApiError
 from api.http import ascii_number, ctx, json_response
 from engine.text import quote
@@ -73,3 +74,20 @@ def readyz() -> Response:
 @bp.get("/openapi.yaml")
 def openapi() -> Response:
     return Response(openapi_text(), mimetype="application/yaml")
+
+
+@bp.get("/metrics")
+def get_metrics() -> Response:
+    """Prometheus text: every process's metrics on this box and the bot queue's depth. Who may
+    read it: :func:`api.metrics.refusal` (a token, else loopback only)."""
+    c = ctx()
+    environ = request.environ
+    forwarded = not c.settings.trust_proxy and any(name in environ for name in metrics.FORWARDING_HEADERS)
+    refused = metrics.refusal(c.settings.metrics_token, request.remote_addr, request.headers.get("Authorization"),
+                              forwarded)
+    if refused is not None:
+        status, code, detail = refused
+        raise ApiError(status, code, detail, headers={"WWW-Authenticate": "Bearer"} if status == 401 else None)
+    lanes = botqueue.lane_keys(botqueue.config_for(c.store.keys.prefix))
+    body = metrics.exposition([metrics.QueueDepth(c.store.queue, lanes, "api")])
+    return Response(body, content_type=metrics.CONTENT_TYPE, headers={"Cache-Control": "no-store"})

@@ -63,8 +63,28 @@ def test_bench_api_compares_durability_modes(redis_url: str, capsys: pytest.Capt
     out = capsys.readouterr().out
     assert "CANASTA_DURABILITY=off; the server's append-only file off" in out
     assert "CANASTA_DURABILITY=fsync; the server's append-only file on, appendfsync always" in out
-    summary = out.split("durability  listeners  accepted moves/s")[1]
+    summary = out.split("durability  obs  listeners  accepted moves/s")[1]
     assert "\noff " in summary and "\nfsync " in summary and "fsync: " in summary
+
+
+def test_bench_api_compares_observability_on_and_off(redis_url: str, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """--observability compare: the same run with the request metrics and access log on, then
+    off; the access lines went to the run's log file (not the terminal), and the summary
+    gives the cost as moves/s and as the moves : /healthz ratio."""
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    durability = ["--durability", "off"] if os.environ.get("CANASTA_DURABILITY") == "off" else []
+    assert bench.main(["--observability", "compare", "--seconds", "0.6", "--games", "2", "--workers", "1",
+                       "--threads", "4", "--warmup", "0.2", "--health-seconds", "0.2", "--fanout-games", "0",
+                       *durability]) == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "request metrics and access log ON" in out and "request metrics and access log OFF" in out
+    on_log = int(out.split("request metrics and access log ON (")[1].split(" kB")[0])
+    off_log = int(out.split("request metrics and access log OFF (")[1].split(" kB")[0])
+    assert on_log > 0 and off_log == 0
+    assert "observability on: " in out and " off (" in out and "moves : /healthz" in out
+    assert '"canasta.access"' not in captured.out + captured.err
 
 
 def test_bench_app_times_the_app_alone_and_leaves_nothing(redis_url: str, capsys: pytest.CaptureFixture[str]) -> None:

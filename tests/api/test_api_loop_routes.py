@@ -54,10 +54,15 @@ def pair(redis_url: str, key_prefix: str) -> Iterator[tuple[AsgiDriver, AsgiDriv
 
 
 class Twins:
-    """The same game on both apps; requests are sent to both and their answers compared."""
+    """The same game on both apps; requests are sent to both and their answers compared.
+
+    Each request carries an ``X-Request-Id`` of its own, the same to both twins: the answers
+    are then compared whole, that header included, and each must carry the id it was sent
+    (a well-formed id is taken on the loop's path and on Flask's alike, ``api.observe``)."""
 
     def __init__(self, on: AsgiDriver, off: AsgiDriver, seed: int, target: int = 5000) -> None:
         self.on, self.off = on, off
+        self.sent = 0
         body = orjson.dumps({"preset": "classic", "seed": seed, "rules": {"target_score": target},
                              "seats": [{"name": f"p{i}"} for i in range(4)]})
         self.games = []
@@ -73,13 +78,16 @@ class Twins:
         """The request on both twins (``{game}`` and ``{token}`` stand for each twin's own; the
         token is ``seat``'s unless ``token`` is given); the loop app's answer, once equal."""
         replies = []
+        self.sent += 1
+        request_id = f"twin-{self.sent}"
         for n, (driver, (game_id, tokens)) in enumerate(zip((self.on, self.off), self.games, strict=True)):
             own = token if token is not None else (tokens[seat] if seat is not None else "")
-            sent = [(k, v.replace("{token}", own)) for k, v in headers]
+            sent = [(k, v.replace("{token}", own)) for k, v in headers] + [("X-Request-Id", request_id)]
             replies.append(driver.request(method, path.replace("{game}", game_id), sent, body, query,
                                           client=(f"10.0.0.{n + 1}", 40000)))
         on, off = replies
         assert self._plain(on, 0) == self._plain(off, 1), (method, path, headers, body, query)
+        assert on.header("x-request-id") == request_id
         return on
 
     def _plain(self, reply: Reply, twin: int) -> tuple[int, list[tuple[str, str]], bytes]:

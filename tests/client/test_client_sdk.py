@@ -90,6 +90,7 @@ ENDPOINTS = {
     ("get", "/healthz"): "health",
     ("get", "/readyz"): "ready",
     ("get", "/openapi.yaml"): "openapi",
+    ("get", "/metrics"): "metrics",
 }
 
 
@@ -228,6 +229,7 @@ def test_errors_are_typed_problems(api: Client) -> None:
 def test_rules_health_hint_bots_log_and_replay(api: Client) -> None:
     assert api.health() and api.ready()
     assert "openapi: 3" in api.openapi()
+    assert "canasta_http_requests_total" in api.metrics()  # a loopback client
     names = [p["name"] for p in api.presets()]
     assert "finnish" in names
     assert api.rules("finnish", players=4)["rules"]["players"] == 4
