@@ -251,7 +251,8 @@ def test_a_bot_game_and_moves_show_in_the_metrics(served: Served) -> None:
     grew("canasta_bot_wait_seconds_count", 2, level="random")
     grew("canasta_bot_runs_total", 2, outcome="done")
     grew("canasta_http_requests_total", 8, route="/games/{game_id}/moves", method="POST", status="200")
-    assert ("canasta_bot_queue_depth", (("lane", "default"),)) in samples(text)
+    assert ("canasta_bot_queue_depth", (("lane", "persons"),)) in samples(text)
+    assert ("canasta_bot_queue_depth", (("lane", "bots"),)) in samples(text)
     assert value(text, "canasta_open_listeners") == 0
 
 
@@ -351,7 +352,7 @@ def test_a_worker_alone_serves_its_metrics_with_a_token(redis_url: str, key_pref
         assert total(text, "canasta_bot_turn_seconds_count", level="random") > 0
         assert total(text, "canasta_bot_wait_seconds_count") > 0
         assert value(text, "canasta_games_finished_total") == 1
-        assert ("canasta_bot_queue_depth{lane=\"default\"}") in text
+        assert 'canasta_bot_queue_depth{lane="persons"}' in text and 'canasta_bot_queue_depth{lane="bots"}' in text
         assert requests.get(url, timeout=5).status_code == 401
         assert requests.get(url, headers={"Authorization": "Bearer wrong"}, timeout=5).status_code == 401
         run_dirs = list(tmp_path.glob(DIR_PREFIX + "*"))

@@ -255,13 +255,17 @@ def test_the_queue_depth_is_read_per_lane_at_the_scrape(settings: Settings, redi
     cfg = botqueue.config_for(prefix)
     queue = queue_client(redis_url)
     try:
-        assert value(_scrape(client), "canasta_bot_queue_depth", lane="default") == 0
+        assert value(_scrape(client), "canasta_bot_queue_depth", lane="persons") == 0
+        person = botqueue.BotWork(botqueue.PERSONS, "a:depth", 0)  # no share: every run is queued
         for version in (1, 2, 3):  # no worker takes them
-            botqueue.enqueue(queue, cfg, "depthgame001", version)
-        assert set(botqueue.lane_keys(cfg)) == set(botqueue.lanes(cfg)) == {"default"}
-        assert value(_scrape(client), "canasta_bot_queue_depth", lane="default") == 3
+            botqueue.enqueue(queue, cfg, "depthgame001", version, person)
+        botqueue.enqueue(queue, cfg, "depthgame002", 1, botqueue.BotWork(botqueue.BOTS, "a:depth", 0))
+        assert set(botqueue.lane_keys(cfg)) == set(botqueue.lanes(cfg)) == {"persons", "bots"}
+        assert value(_scrape(client), "canasta_bot_queue_depth", lane="persons") == 3
+        assert value(_scrape(client), "canasta_bot_queue_depth", lane="bots") == 1
     finally:
-        botqueue.rq_queue(queue, cfg).empty()
+        for q in botqueue.rq_queues(queue, cfg):
+            q.empty()
         Store(connect(redis_url), prefix).delete_all()
 
 
