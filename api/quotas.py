@@ -105,16 +105,20 @@ def _duration(seconds: int) -> str:
 
 
 # KEYS[1]: the client's games of bots only (member: game id, score: reserved at, ms).
-# ARGV: now (ms), limit, the new game's id, then the members found over (finished, expired).
-# Drops those and the reservations older than the grace whose game never came, then adds
-# the new game if the client is under its limit. Returns 1 (reserved) or 0.
+# ARGV: now (ms), limit, the set's lifetime (ms), the new game's id, then the members found
+# over (finished, expired, or reserved long ago for a game never written). Drops those, then
+# adds the new game if the client is under its limit. Returns 1 (reserved) or 0.
 RESERVE = Script("""
 local now, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
-for i = 4, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
+for i = 5, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
 if redis.call('ZCARD', KEYS[1]) >= limit then return 0 end
-redis.call('ZADD', KEYS[1], now, ARGV[3])
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 """)
+# a client's set outlives its games: a game of bots only ends within its hand and move limits
+# long before a day, or expires after the idle time
+BOT_GAMES_SET_MS = 24 * 3600 * 1000
 
 
 def bot_games_key(store: Store, ident: str) -> str:
@@ -129,7 +133,7 @@ def reserve_bot_game(store: Store, settings: Settings, client: Client, game_id: 
         return
     key = bot_games_key(store, client.ident)
     over = _over(store, store.redis.zrange(key, 0, -1, withscores=True))
-    (reserved,) = execute(store.redis, RESERVE.command([key], [_now_ms(), limit, game_id, *over]), scripts=(RESERVE,))
+    (reserved,) = execute(store.redis, RESERVE.command([key], [_now_ms(), limit, BOT_GAMES_SET_MS, game_id, *over]), scripts=(RESERVE,))
     if not reserved:
         raise TooMany("too_many_bot_games", f"This client already has {limit} unfinished games of bots only; "
                       "start another when one ends (or expires).", retry_after=60, limit=limit)
