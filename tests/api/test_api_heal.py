@@ -136,7 +136,10 @@ def test_a_valkey_that_keeps_dying_stops_canasta_serve(tmp_path: Path) -> None:
         while "stopping" not in serve.text() and time.monotonic() < deadline:
             time.sleep(0.05)
         said = [line for line in serve.text().splitlines() if line.startswith("canasta serve:")]
-        assert said[-1].startswith("canasta serve: the Valkey died 6 times"), said
+        # it gave up: six deaths in the window, or a restart the killing caught mid-start
+        assert said[-1].startswith(("canasta serve: the Valkey died 6 times",
+                                    "canasta serve: the Valkey does not start again")), said
+        assert said[-1].endswith("stopping"), said
         assert not running_on(data)
     finally:
         serve.stop()
