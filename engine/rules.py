@@ -209,6 +209,17 @@ class RuleOptions:
         validate(options)
         return options
 
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any]) -> RuleOptions:
+        """The rules of a game in play, as stored with its state: :meth:`from_dict`, but a number
+        out of today's ranges (:data:`BOUNDS`) is kept. Such a game was created before the
+        ranges existed (a target of 10^15); refusing its rules would leave it unreadable, and
+        the limits, which a state stored without them gets by default, now end it."""
+        _check_known(data)
+        options = _build({k: _coerce(k, v) for k, v in data.items()})
+        validate(options, ranges=False)
+        return options
+
     def with_values(self, values: Mapping[str, Any]) -> RuleOptions:
         """A copy with some options (flat names, values of their types) changed; not validated."""
         return _build({**self._flat(), **values})
@@ -387,8 +398,9 @@ def _quoted(text: str) -> str:
     return repr(text) if len(text) <= MAX_QUOTED else repr(text[:MAX_QUOTED]) + "..."
 
 
-def validate(o: RuleOptions) -> None:
-    """Reject values and combinations the engine cannot play, naming the options involved."""
+def validate(o: RuleOptions, *, ranges: bool = True) -> None:
+    """Reject values and combinations the engine cannot play, and (``ranges``) numbers out of
+    their ranges, naming the options involved."""
     flat = o.to_dict()
     for name, choices in _CHOICES.items():
         if flat[name] not in choices:
@@ -399,7 +411,8 @@ def validate(o: RuleOptions) -> None:
             )
     if o.preset not in PRESETS:
         raise RulesError(f"unknown preset {_quoted(o.preset)}")
-    _validate_bounds(flat)
+    if ranges:
+        _validate_bounds(flat)
     if o.players % o.team_size or o.players // o.team_size < MIN_TEAMS:
         raise RulesError(f"team_size {o.team_size} does not divide players {o.players} into two or more teams")
     _validate_dealing(o)

@@ -278,11 +278,12 @@ _RULES_CACHE: dict[bytes, RuleOptions] = {}
 
 
 def _rules_in(data: dict[str, Any]) -> RuleOptions:
-    """Rules are the same for every state of a game: validate each distinct set once."""
+    """Rules are the same for every state of a game: validate each distinct set once. A game
+    created before the options had ranges keeps its values (``RuleOptions.from_stored``)."""
     key = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
     rules = _RULES_CACHE.get(key)
     if rules is None:
-        rules = RuleOptions.from_dict(data)
+        rules = RuleOptions.from_stored(data)
         if len(_RULES_CACHE) > 256:
             _RULES_CACHE.clear()
         _RULES_CACHE[key] = rules

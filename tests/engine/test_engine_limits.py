@@ -15,7 +15,17 @@ import pytest
 
 from bots.simulate import play_game
 from cli.engine_cmds import random_policy
-from engine import RuleOptions, RulesError, State, legal_actions, new_game, resolve
+from engine import (
+    RuleOptions,
+    RulesError,
+    State,
+    apply,
+    deal,
+    legal_actions,
+    new_game,
+    resolve,
+    shuffle,
+)
 from engine.rules import (
     _KINDS,
     BOUNDS,
@@ -167,6 +177,32 @@ def test_limit_a_state_stored_before_limits_loads():
     assert loaded.hand_moves == 0 and loaded.game_result["reason"] == TARGET
     assert loaded.rules.limits.max_hands == DEFAULT_MAX_HANDS
     assert State.from_json(state.to_json()) == state
+
+
+def test_limit_a_game_stored_out_of_range_loads_and_ends_at_the_limits():
+    """House limit, not a rule of the seeds (docs/rules.md, "Limits"): four random players at
+    a target of 10^15 played for ever before the ranges; such a game, stored then (its rules
+    without limits), loads as it is and ends at the default hand limit."""
+    rules = resolve("classic").with_values({"target_score": 10**15})
+    rng = random.Random(8)
+    play = random_policy(rng)
+    state = new_game(rules)
+    deck, salt, _ = shuffle(rules, rng)
+    data = deal(state, deck, salt).to_json()
+    for name in LIMIT_OPTIONS:
+        del data["rules"][name]
+    del data["hand_moves"]
+    with pytest.raises(RulesError, match="target_score must be 1 to"):
+        RuleOptions.from_dict(data["rules"])
+    state = State.from_json(data)
+    assert state.rules.scoring.target_score == 10**15 and state.rules.limits.max_hands == DEFAULT_MAX_HANDS
+    while state.phase != "over":
+        if state.phase == "deal":
+            deck, salt, _ = shuffle(rules, rng)
+            state = deal(state, deck, salt)
+            continue
+        state = apply(state, state.to_act, play(state, state.to_act, legal_actions(state, state.to_act)))
+    assert state.game_result["reason"] == HAND_LIMIT and state.hand_no == DEFAULT_MAX_HANDS
 
 
 # -- bounds --------------------------------------------------------------------------------------
