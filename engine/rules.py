@@ -388,7 +388,7 @@ def _value_text(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, int) and abs(value) >= 10**MAX_QUOTED:
-        return f"{'-' if value < 0 else ''}a number of more than {MAX_QUOTED} digits"
+        return f"a {'negative ' if value < 0 else ''}number of more than {MAX_QUOTED} digits"
     text = str(value)
     return text if len(text) <= MAX_QUOTED else text[:MAX_QUOTED] + "..."
 

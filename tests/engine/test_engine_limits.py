@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -242,7 +243,7 @@ def test_a_huge_value_is_not_echoed_in_full():
 
     assert refusal(10**15) == f"target_score must be 1 to {MAX_TARGET}, not 1000000000000000"
     assert refusal(10**400) == f"target_score must be 1 to {MAX_TARGET}, not a number of more than 20 digits"
-    assert refusal(-(10**30)).endswith("not -a number of more than 20 digits")
+    assert refusal(-(10**30)).endswith("not a negative number of more than 20 digits")
     long = refusal("x" * 5000)
     assert len(long) < 80 and long.endswith("'xxxxxxxxxxxxxxxxxxxx'...")
     assert len(refusal("9" * 5000)) < 120  # int() of it is refused by Python: "not a whole number"
@@ -269,3 +270,27 @@ def test_new_game_reads_the_limits_as_data():
     rules = resolve("classic", overrides={"max_hands": 7, "max_moves_per_hand": 99})
     assert new_game(rules).rules.limits.max_hands == 7
     assert rules.to_dict()["max_hands"] == 7 and RuleOptions.from_dict(rules.to_dict()) == rules
+
+
+def _doc_rows(section: str) -> list[tuple[list[str], list[int]]]:
+    """The rows of the table of docs/rules.md's ``## <section>``: the option names of the
+    first column, the numbers of the others but the last (``5 000`` is 5000)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
+    text = doc.split(f"\n## {section}", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in text.splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| `") and len(cells) >= 3:
+            numbers = [int(n.replace(" ", "")) for n in re.findall(r"-?\d+(?: \d{3})*", " | ".join(cells[1:-1]))]
+            rows.append((re.findall(r"`([a-z_]+)`", cells[0]), numbers))
+    return rows
+
+
+def test_the_rules_doc_gives_every_range_and_the_limits_defaults():
+    ranges = {name: numbers for names, numbers in _doc_rows("Bounds") for name in names}
+    assert set(BOUNDS) <= set(ranges)
+    for name, (lo, hi) in BOUNDS.items():
+        assert lo in ranges[name] and hi in ranges[name], name
+    limits = {names[0]: numbers for names, numbers in _doc_rows("Limits")}
+    assert limits == {"max_hands": [DEFAULT_MAX_HANDS, 1, MAX_HANDS_CAP],
+                      "max_moves_per_hand": [DEFAULT_MAX_MOVES_PER_HAND, 1, MAX_MOVES_PER_HAND_CAP]}
