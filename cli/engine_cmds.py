@@ -68,7 +68,9 @@ def simulate_main(argv: list[str]) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
 
-    hands = actions = unfinished = longest_game = longest_hand = 0
+    hands = actions = unfinished = 0
+    game_lengths: list[int] = []  # hands of each game
+    hand_lengths: list[int] = []  # moves of each hand
     reasons: collections.Counter[str] = collections.Counter()
     ends: collections.Counter[str] = collections.Counter()
     started = time.perf_counter()
@@ -89,8 +91,8 @@ def simulate_main(argv: list[str]) -> int:
         reasons.update(h["reason"] for h in record.hands)
         assert record.final is not None and record.final.game_result is not None
         ends[record.final.game_result["reason"]] += 1
-        longest_game = max(longest_game, len(record.hands))
-        longest_hand = max(longest_hand, max(_moves_per_hand(record)))
+        game_lengths.append(len(record.hands))
+        hand_lengths += _moves_per_hand(record)
         if args.out:
             from replay.log import write_log
 
@@ -100,8 +102,10 @@ def simulate_main(argv: list[str]) -> int:
           f"mean hand length {actions / max(hands, 1):.1f} actions  ({elapsed:.1f} s)")
     print("hands ended: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
     print("games ended: " + ", ".join(f"{k} {v}" for k, v in sorted(ends.items())))
-    print(f"longest game {longest_game} hands, longest hand {longest_hand} moves "
-          f"(limits: {rules.limits.max_hands} hands, {rules.limits.max_moves_per_hand} moves a hand)")
+    if game_lengths:
+        print(f"hands a game: {_spread(game_lengths)}; moves a hand: {_spread(hand_lengths)}")
+        print(f"longest game {max(game_lengths)} hands, longest hand {max(hand_lengths)} moves "
+              f"(limits: {rules.limits.max_hands} hands, {rules.limits.max_moves_per_hand} moves a hand)")
     if unfinished:
         print(f"unfinished games {unfinished} (still going after --max-moves {args.max_moves} moves)")
     return 0
@@ -113,6 +117,13 @@ def _policies(bot: str, players: int, rng: random.Random, game: str) -> Policy |
     if bot == "random":
         return random_policy(rng)
     return {seat: policy(bot, random.Random(f"{game}:{seat}")) for seat in range(players)}
+
+
+def _spread(values: list[int]) -> str:
+    """Mean, 99th percentile (nearest rank) and maximum: what the limits' defaults are set by."""
+    ordered = sorted(values)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return f"mean {sum(ordered) / len(ordered):.1f}, p99 {p99}, max {ordered[-1]}"
 
 
 def _moves_per_hand(record: GameRecord) -> list[int]:

@@ -46,10 +46,11 @@ MIN_TEAMS = 2
 MIN_STOCK = 20  # cards a deal must leave for the stock and the upcard
 MIN_CANASTA_SIZE = 3  # a canasta is at least a meld (R5, R7)
 
-# The limits' defaults (docs/rules.md, "Limits"): several times the longest game and the
-# longest hand of greedy and standard self-play over every preset and player count, so that
-# good play never meets them; random play does, and that is what they are for.
-DEFAULT_MAX_HANDS = 200
+# The limits' defaults (docs/rules.md, "Limits"): three and four times the longest game (302
+# hands: standard self-play of six norwegian players) and the longest hand (250 moves) of
+# greedy and standard self-play over every preset and player count, so that good play never
+# meets them; random play does, and that is what they are for.
+DEFAULT_MAX_HANDS = 1000
 DEFAULT_MAX_MOVES_PER_HAND = 1000
 
 
@@ -249,7 +250,7 @@ MAX_TARGET = 50_000  # ten times the 5 000 of every seed
 MAX_POINTS = 5_000  # a bonus or a penalty: ten times the largest of any seed (500)
 MAX_OPENING_MINIMUM = 1_000  # the seeds ask 15 to 120
 MAX_OPENING_PAIRS = 10  # the seeds have three steps
-MAX_HANDS_CAP = 1_000  # a client may lower a limit, and raise it up to these caps only
+MAX_HANDS_CAP = 2_000  # a client may lower a limit, and raise it up to these caps only
 MAX_MOVES_PER_HAND_CAP = 2_000
 BOUNDS: dict[str, tuple[int, int]] = {
     "players": (MIN_PLAYERS, MAX_PLAYERS),

@@ -153,7 +153,7 @@ def test_a_rule_out_of_its_range_is_refused_with_a_short_detail(client: FlaskCli
     assert body["detail"] == "target_score must be 1 to 50000, not 1000000000000000"
     body = assert_problem(client.post("/games", json={"preset": "classic", "seats": seats,
                                                       "rules": {"max_hands": -(2**63)}}), 422, "invalid_rules")
-    assert body["detail"] == "max_hands must be 1 to 1000, not -9223372036854775808"
+    assert body["detail"] == "max_hands must be 1 to 2000, not -9223372036854775808"
     huge = b'{"preset": "classic", "seats": [null, null, null, null], "rules": {"max_hands": ' + b"9" * 4000 + b"}}"
     assert_problem(client.post("/games", data=huge, content_type="application/json"), 400, "invalid_json")
     body = assert_problem(client.post("/games", json={"preset": "classic", "seats": seats,

@@ -182,28 +182,30 @@ def test_limit_a_state_stored_before_limits_loads():
 
 def test_limit_a_game_stored_out_of_range_loads_and_ends_at_the_limits():
     """House limit, not a rule of the seeds (docs/rules.md, "Limits"): four random players at
-    a target of 10^15 played for ever before the ranges; such a game, stored then (its rules
-    without limits), loads as it is and ends at the default hand limit."""
+    a target of 10^15 played for ever before the ranges; such a game, stored then, loads as
+    it is and ends at its hand limit (here 3: stored without one, it gets the default, 1 000
+    hands, as ``test_limit_a_state_stored_before_limits_loads`` shows)."""
     rules = resolve("classic").with_values({"target_score": 10**15})
     rng = random.Random(8)
     play = random_policy(rng)
     state = new_game(rules)
     deck, salt, _ = shuffle(rules, rng)
     data = deal(state, deck, salt).to_json()
-    for name in LIMIT_OPTIONS:
-        del data["rules"][name]
+    data["rules"]["max_hands"] = 3
+    del data["rules"]["max_moves_per_hand"]
     del data["hand_moves"]
     with pytest.raises(RulesError, match="target_score must be 1 to"):
         RuleOptions.from_dict(data["rules"])
     state = State.from_json(data)
-    assert state.rules.scoring.target_score == 10**15 and state.rules.limits.max_hands == DEFAULT_MAX_HANDS
+    assert state.rules.scoring.target_score == 10**15
+    assert state.rules.limits.max_moves_per_hand == DEFAULT_MAX_MOVES_PER_HAND
     while state.phase != "over":
         if state.phase == "deal":
             deck, salt, _ = shuffle(rules, rng)
             state = deal(state, deck, salt)
             continue
         state = apply(state, state.to_act, play(state, state.to_act, legal_actions(state, state.to_act)))
-    assert state.game_result["reason"] == HAND_LIMIT and state.hand_no == DEFAULT_MAX_HANDS
+    assert state.game_result["reason"] == HAND_LIMIT and state.hand_no == 3
 
 
 # -- bounds --------------------------------------------------------------------------------------

@@ -134,6 +134,7 @@ def test_an_old_log_without_limits_validates_as_before(old_log):
     assert "max_hands" not in old_log[0]["rules"]
 
 
+@pytest.mark.slow
 def test_an_old_log_longer_than_the_default_limits_validates():
     """More hands than max_hands allows by default: a log without limits was played without."""
     lines = unlimited("norwegian", 6, 4, hands=DEFAULT_MAX_HANDS + 1)

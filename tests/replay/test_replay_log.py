@@ -70,7 +70,7 @@ def test_simulate_plays_a_bot_and_reports_the_lengths_and_the_ends(tmp_path, cap
     assert simulate_main(["--rules", "classic", "--bot", "greedy", "--games", "2", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "games ended: target 2" in out
-    assert re.search(r"longest game \d+ hands, longest hand \d+ moves \(limits: 200 hands, 1000 moves a hand\)", out)
+    assert re.search(r"longest game \d+ hands, longest hand \d+ moves \(limits: 1000 hands, 1000 moves a hand\)", out)
     assert simulate_main(["--rules", "norwegian", "--players", "6", "--games", "1",
                           "--set", "max_hands=3", "--set", "max_moves_per_hand=40"]) == 0
     out = capsys.readouterr().out

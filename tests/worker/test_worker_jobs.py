@@ -126,11 +126,13 @@ def test_four_random_bots_end_at_the_hand_limit(wstore: Store, wsettings: Settin
 
 
 @pytest.mark.slow
-def test_six_random_bots_end_within_the_default_limits(wstore: Store, wsettings: Settings, rclient: Any,
-                                                       cfg: WorkerConfig) -> None:
-    """Six norwegian random bots played on for ever before games had limits (17 games of 20
-    unfinished after 200 000 moves): a real worker now plays them to the hand limit."""
-    created = new_game(wstore, wsettings, [{"bot": "random"}] * 6, preset="norwegian", seed=6, rules={"players": 6})
+def test_four_random_bots_at_the_highest_target_end_within_the_default_limits(
+        wstore: Store, wsettings: Settings, rclient: Any, cfg: WorkerConfig) -> None:
+    """Four random bots at a target of 10^15 played on for ever before the ranges (a worker
+    busy for good); at the highest target a client may choose and the default limits, a real
+    worker plays their game to its end."""
+    created = new_game(wstore, wsettings, [{"bot": "random"}] * 4, preset="classic", seed=6,
+                       rules={"target_score": 50000})
     assert created["rules"]["max_hands"] == DEFAULT_MAX_HANDS
     result = _played_to_its_end(wstore, rclient, cfg, created["id"])
     assert result["reason"] in ("hand_limit", "target")
