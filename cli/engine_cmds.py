@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 import engine
+from bots import NAMES, policy
 from bots.random_bot import random_policy
-from bots.simulate import MAX_MOVES, GameTooLong, play_game
+from bots.simulate import MAX_MOVES, GameRecord, GameTooLong, Policy, play_game
 from engine.rules import RulesError
 
 __all__ = ["random_policy", "rules_main", "simulate_main"]  # random_policy: the tests' corpora import it here
@@ -46,8 +47,10 @@ def rules_main(argv: list[str]) -> int:
 
 
 def simulate_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="canasta simulate", description="Play whole games with random legal actions.")
+    parser = argparse.ArgumentParser(prog="canasta simulate",
+                                     description="Play whole games, every seat the same bot (random legal actions by default).")
     parser.add_argument("--rules", default="classic", help="preset name")
+    parser.add_argument("--bot", default="random", choices=NAMES, help="the bot at every seat (default random)")
     parser.add_argument("--players", type=int)
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="OPTION=VALUE")
     parser.add_argument("--games", type=int, default=10)
@@ -66,13 +69,17 @@ def simulate_main(argv: list[str]) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
 
     hands = actions = unfinished = 0
+    game_lengths: list[int] = []  # hands of each game
+    hand_lengths: list[int] = []  # moves of each hand
     reasons: collections.Counter[str] = collections.Counter()
+    ends: collections.Counter[str] = collections.Counter()
     started = time.perf_counter()
     for g in range(args.games):
         rng = random.Random(f"{args.seed}:{g}")
         try:
-            record = play_game(rules, rng, random_policy(rng), max_moves=args.max_moves)
-        except GameTooLong as e:  # random play is no player: its totals may never reach the target
+            record = play_game(rules, rng, _policies(args.bot, rules.players, rng, f"{args.seed}:{g}"),
+                               max_moves=args.max_moves)
+        except GameTooLong as e:  # cut by --max-moves before the game's own end
             print(f"game {g}: unfinished: {e}", file=sys.stderr)
             unfinished += 1
             continue
@@ -82,6 +89,10 @@ def simulate_main(argv: list[str]) -> int:
         hands += len(record.hands)
         actions += len(record.moves)
         reasons.update(h["reason"] for h in record.hands)
+        assert record.final is not None and record.final.game_result is not None
+        ends[record.final.game_result["reason"]] += 1
+        game_lengths.append(len(record.hands))
+        hand_lengths += _moves_per_hand(record)
         if args.out:
             from replay.log import write_log
 
@@ -90,6 +101,37 @@ def simulate_main(argv: list[str]) -> int:
     print(f"games {args.games}  hands {hands}  actions {actions}  "
           f"mean hand length {actions / max(hands, 1):.1f} actions  ({elapsed:.1f} s)")
     print("hands ended: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
+    print("games ended: " + ", ".join(f"{k} {v}" for k, v in sorted(ends.items())))
+    if game_lengths:
+        print(f"hands a game: {_spread(game_lengths)}; moves a hand: {_spread(hand_lengths)}")
+        print(f"longest game {max(game_lengths)} hands, longest hand {max(hand_lengths)} moves "
+              f"(limits: {rules.limits.max_hands} hands, {rules.limits.max_moves_per_hand} moves a hand)")
     if unfinished:
-        print(f"unfinished games {unfinished} (no side reached the target within the move limit)")
+        print(f"unfinished games {unfinished} (still going after --max-moves {args.max_moves} moves)")
     return 0
+
+
+def _policies(bot: str, players: int, rng: random.Random, game: str) -> Policy | dict[int, Policy]:
+    """Every seat the same bot: random play draws from the game's own ``rng`` (as it always
+    did, so a seed replays the same games); another bot gets an rng of its own per seat."""
+    if bot == "random":
+        return random_policy(rng)
+    return {seat: policy(bot, random.Random(f"{game}:{seat}")) for seat in range(players)}
+
+
+def _spread(values: list[int]) -> str:
+    """Mean, 99th percentile (nearest rank) and maximum: what the limits' defaults are set by."""
+    ordered = sorted(values)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return f"mean {sum(ordered) / len(ordered):.1f}, p99 {p99}, max {ordered[-1]}"
+
+
+def _moves_per_hand(record: GameRecord) -> list[int]:
+    """The number of moves of each hand of a game, in order."""
+    counts = [0]
+    for line in record.lines:
+        if "move" in line:
+            counts[-1] += 1
+        elif "hand_end" in line:
+            counts.append(0)
+    return counts[:-1] or [0]

@@ -513,7 +513,7 @@ class PlaySession:
         view = self.game.get("view") or {}
         if view.get("last_hand"):
             self.console.print(score_table(view["last_hand"], view, self.game["seats"], self.me))
-        self.console.print(result_block(self.game, self.me))
+        self.console.print(result_block(self.game, self.me, self.rules))
 
     def leave(self) -> None:
         self.console.print(f"\nYou left game {self.seat.game_id}.")

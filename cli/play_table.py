@@ -203,7 +203,27 @@ def reason_text(result: dict[str, Any], seats: Sequence[Mapping[str, Any]], me: 
         return f"the stock ran out (last to play: {by})"
     if reason == "red_three_last":
         return f"the last card of the stock was a red three (drawn by {by})"
+    if reason == "move_limit":
+        return f"it was stopped at the move limit (next to play: {by})"
     return f"{str(reason).replace('_', ' ')} ({by})"
+
+
+def end_text(result: Mapping[str, Any], rules: Mapping[str, Any] | None = None) -> str:
+    """Why the game ended (the result's ``reason``), in a card player's words, with the
+    rules' numbers where they are known; "" for a game of before limits (no reason)."""
+    rules = rules or {}
+    reason = result.get("reason")
+    if reason == "target":
+        target = rules.get("target_score")
+        return f"A side reached the target of {target} points." if target else "A side reached the target score."
+    if reason == "hand_limit":
+        n = rules.get("max_hands")
+        hands = f" ({n} hand{'' if n == 1 else 's'})" if n else ""
+        return f"The game ended at the hand limit{hands}: no side reached the target."
+    if reason == "move_limit":
+        moves = rules.get("max_moves_per_hand") or "the most"
+        return f"The game ended at the move limit: a hand reached {moves} moves and was stopped there."
+    return ""
 
 
 def winner_text(result: dict[str, Any], view: dict[str, Any], seats: Sequence[Mapping[str, Any]],
@@ -237,12 +257,14 @@ def score_table(result: dict[str, Any], view: dict[str, Any], seats: Sequence[Ma
     return table
 
 
-def result_block(game: Mapping[str, Any], me: int | None = None) -> RenderableType:
+def result_block(game: Mapping[str, Any], me: int | None = None, rules: Mapping[str, Any] | None = None) -> RenderableType:
     view = game["view"] or {}
     result = view.get("result") or {}
     seats = game["seats"]
     totals = " · ".join(f"{team_name(view, seats, t, me)} {total}" for t, total in enumerate(result.get("totals", [])))
-    return Group(Rule(f"Game over: {winner_text(result, view, seats, me)}"), Text(f"Final totals: {totals}"))
+    why = end_text(result, game.get("rules") or rules)
+    lines = [Text(why)] if why else []
+    return Group(Rule(f"Game over: {winner_text(result, view, seats, me)}"), *lines, Text(f"Final totals: {totals}"))
 
 
 def turn_text(game: Mapping[str, Any]) -> str:

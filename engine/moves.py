@@ -33,7 +33,7 @@ from engine.melds import check_black_three_meld, check_meld, meld_rank
 from engine.pile import pile_frozen_for, pile_refusal, pile_to_hand, take_candidates
 from engine.state import GRANTED, NOT_ASKED, NOT_FROZEN, REFUSED, Meld, State
 from engine.text import names_text, quote
-from engine.turns import begin_turn, draw_cards, end_hand, replace_at
+from engine.turns import begin_turn, cut_at_move_limit, draw_cards, end_hand, replace_at
 
 Action = dict[str, Any]
 Handler = Callable[[State, int, Action], State]  # a move's judge: the next state, or IllegalMove
@@ -51,7 +51,13 @@ _FIELDS: dict[str, tuple[set[str], set[str]]] = {  # type -> (required, optional
 
 
 def apply(state: State, seat: int, action: Action) -> State:
-    """The state after ``seat`` makes ``action``; raises :class:`IllegalMove` if it may not."""
+    """The state after ``seat`` makes ``action``; raises :class:`IllegalMove` if it may not.
+    A hand that reaches its move limit ends after the move (``engine.turns``)."""
+    return cut_at_move_limit(_judge(state, seat, action))
+
+
+def _judge(state: State, seat: int, action: Action) -> State:
+    """:func:`apply` without the move limit: the rules alone, for their own look-ahead."""
     kind = _check_shape(action)
     if state.phase == "over":
         raise IllegalMove("game_over", "the game is over")
@@ -69,13 +75,13 @@ def apply(state: State, seat: int, action: Action) -> State:
     elif seat != state.to_act:
         raise IllegalMove("not_your_turn", f"it is seat {state.to_act}'s turn")
     new = _HANDLERS[kind](state, seat, action)
-    return new._replace(moves=state.moves + 1)
+    return new._replace(moves=state.moves + 1, hand_moves=state.hand_moves + 1)
 
 
-def accepts(s: State, seat: int, action: Action, handler: Handler = apply) -> bool:
+def accepts(s: State, seat: int, action: Action, handler: Handler = _judge) -> bool:
     """Whether ``handler`` accepts ``action`` for ``seat``: legality answered by trying the
-    move itself. ``handler`` is :func:`apply`, or one move's own handler where the phase and
-    the seat are known to be right (a pile take tried on the player's own turn)."""
+    move itself. ``handler`` judges any move, or is one move's own handler where the phase
+    and the seat are known to be right (a pile take tried on the player's own turn)."""
     try:
         handler(s, seat, action)
     except IllegalMove:
@@ -210,7 +216,7 @@ def _proves(s: State, seat: int, plan: list[Action]) -> bool:
     state = s._replace(permission=NOT_ASKED if s.permission == GRANTED else s.permission, minimum_waived=False)
     try:
         for action in plan:
-            state = apply(state, seat, action)
+            state = _judge(state, seat, action)
     except IllegalMove:
         return False
     result = state.hand_result

@@ -1,11 +1,13 @@
-"""Rule options: one frozen object per game, in five groups; named presets; house rules.
+"""Rule options: one frozen object per game, in six groups; named presets; house rules.
 
 Every rule point R1-R23 of docs/rules.md where the rule texts differ is an option here. The
 engine reads options, never preset names: a preset is only a bundle of values, chosen per
 player count. In code the options are grouped as the game goes (``rules.dealing``,
-``rules.melding``, ``rules.pile``, ``rules.going_out``, ``rules.scoring``; the seating stays
-on ``rules`` itself); on the wire (API bodies, views, log headers, presets, house rules) they
-are one flat object, option name -> value, as they always were.
+``rules.melding``, ``rules.pile``, ``rules.going_out``, ``rules.scoring``, and
+``rules.limits``, the service's caps on a game's length; the seating stays on ``rules``
+itself); on the wire (API bodies, views, log headers, presets, house rules) they are one
+flat object, option name -> value, as they always were. Every number has a range
+(:data:`BOUNDS`), so that no value a client sends makes a game that cannot end.
 """
 
 from __future__ import annotations
@@ -44,6 +46,13 @@ MIN_PLAYERS, MAX_PLAYERS = 2, 6
 MIN_TEAMS = 2
 MIN_STOCK = 20  # cards a deal must leave for the stock and the upcard
 MIN_CANASTA_SIZE = 3  # a canasta is at least a meld (R5, R7)
+
+# The limits' defaults (docs/rules.md, "Limits"): three and four times the longest game (302
+# hands: standard self-play of six norwegian players) and the longest hand (250 moves) of
+# greedy and standard self-play over every preset and player count, so that good play never
+# meets them; random play does, and that is what they are for.
+DEFAULT_MAX_HANDS = 1000
+DEFAULT_MAX_MOVES_PER_HAND = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +154,22 @@ class Scoring:
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """How long a game may go on. Not a rule of the seed texts: the service's bound on the
+    cost of a game, since random play (or a target no table would choose) can wander on for
+    ever. ``engine.turns`` applies both: a hand cut at ``max_moves_per_hand`` moves is scored
+    as one that ends without a going out, and the game ends with it; a game whose
+    ``max_hands``-th hand leaves no side at the target ends after that hand.
+
+    ``None`` is no limit: what a log written before limits existed means by leaving them out
+    (``replay.validate`` reads it so). ``validate`` refuses it from anyone else.
+    """
+
+    max_hands: int | None = DEFAULT_MAX_HANDS
+    max_moves_per_hand: int | None = DEFAULT_MAX_MOVES_PER_HAND
+
+
+@dataclass(frozen=True, slots=True)
 class RuleOptions:
     """The resolved rule system of one game: the seating, and the rules in their groups."""
 
@@ -156,6 +181,7 @@ class RuleOptions:
     pile: Pile = Pile()
     going_out: GoingOut = GoingOut()
     scoring: Scoring = Scoring()
+    limits: Limits = Limits()
 
     # -- derived ------------------------------------------------------------------------
     @property
@@ -185,6 +211,17 @@ class RuleOptions:
         validate(options)
         return options
 
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any]) -> RuleOptions:
+        """The rules of a game in play, as stored with its state: :meth:`from_dict`, but a number
+        out of today's ranges (:data:`BOUNDS`) is kept. Such a game was created before the
+        ranges existed (a target of 10^15); refusing its rules would leave it unreadable, and
+        the limits, which a state stored without them gets by default, now end it."""
+        _check_known(data)
+        options = _build({k: _coerce(k, v) for k, v in data.items()})
+        validate(options, ranges=False)
+        return options
+
     def with_values(self, values: Mapping[str, Any]) -> RuleOptions:
         """A copy with some options (flat names, values of their types) changed; not validated."""
         return _build({**self._flat(), **values})
@@ -199,12 +236,48 @@ class RuleOptions:
 
 SEATING: tuple[str, ...] = ("preset", "players", "team_size")
 GROUPS: dict[str, type] = {
-    "dealing": Dealing, "melding": Melding, "pile": Pile, "going_out": GoingOut, "scoring": Scoring,
+    "dealing": Dealing, "melding": Melding, "pile": Pile, "going_out": GoingOut, "scoring": Scoring, "limits": Limits,
 }
 _GROUP_OPTIONS: dict[str, tuple[str, ...]] = {g: tuple(f.name for f in fields(c)) for g, c in GROUPS.items()}
 # Every option's flat name (the wire's), the seating first, then the groups in order.
 OPTION_NAMES: tuple[str, ...] = SEATING + tuple(n for names in _GROUP_OPTIONS.values() for n in names)
 GROUP_OF: dict[str, str] = {n: g for g, names in _GROUP_OPTIONS.items() for n in names}
+LIMIT_OPTIONS: tuple[str, ...] = _GROUP_OPTIONS["limits"]
+
+# The range of every whole-number option, both ends included (docs/rules.md, "Bounds"): what
+# a real table could want, with room to spare, and no more, so that no house rule makes a
+# game that cannot end. The choices (``decks``, ``team_size``, ...) are bounded by their lists.
+MAX_TARGET = 50_000  # ten times the 5 000 of every seed
+MAX_POINTS = 5_000  # a bonus or a penalty: ten times the largest of any seed (500)
+MAX_OPENING_MINIMUM = 1_000  # the seeds ask 15 to 120
+MAX_OPENING_PAIRS = 10  # the seeds have three steps
+MAX_HANDS_CAP = 2_000  # a client may lower a limit, and raise it up to these caps only
+MAX_MOVES_PER_HAND_CAP = 2_000
+BOUNDS: dict[str, tuple[int, int]] = {
+    "players": (MIN_PLAYERS, MAX_PLAYERS),
+    "hand_size": (1, 30),  # the seeds deal 11 to 15; the pack limits it further (MIN_STOCK)
+    "max_wilds": (0, 20),  # three decks hold 18 wild cards
+    "canasta_size": (MIN_CANASTA_SIZE, 15),  # three decks hold 12 naturals of a rank
+    "canasta_min_naturals": (2, 15),
+    "negative_opening_minimum": (0, MAX_OPENING_MINIMUM),
+    "canastas_to_go_out": (1, 5),
+    "ask_unable_penalty": (0, MAX_POINTS),
+    "target_score": (1, MAX_TARGET),
+    "natural_canasta_bonus": (0, MAX_POINTS),
+    "mixed_canasta_bonus": (0, MAX_POINTS),
+    "going_out_bonus": (0, MAX_POINTS),
+    "concealed_going_out_bonus": (0, MAX_POINTS),
+    "hidden_canasta_bonus": (0, MAX_POINTS),
+    "red_three_bonus": (0, MAX_POINTS),
+    "red_three_all_bonus": (0, MAX_POINTS),
+    "red_three_unopened": (-MAX_POINTS, 0),  # a debt per red three of a side that has not melded
+    "red_three_in_hand_penalty": (0, MAX_POINTS),
+    "max_hands": (1, MAX_HANDS_CAP),
+    "max_moves_per_hand": (1, MAX_MOVES_PER_HAND_CAP),
+}
+# opening_minimums: 1 to MAX_OPENING_PAIRS pairs of (threshold, minimum), each in its range
+OPENING_THRESHOLD = (0, MAX_TARGET)
+OPENING_MINIMUM = (0, MAX_OPENING_MINIMUM)
 
 
 def _build(values: Mapping[str, Any]) -> RuleOptions:
@@ -267,6 +340,8 @@ def _coerce(name: str, value: Any) -> Any:
     """Turn a JSON or command-line value into the option's type, or say why not."""
     kind = _KINDS[name]
     if name == "opening_minimums":
+        if not isinstance(value, list | tuple) or len(value) > MAX_OPENING_PAIRS:
+            raise RulesError(f"opening_minimums must be a list of 1 to {MAX_OPENING_PAIRS} [threshold, minimum] pairs")
         try:
             pairs = tuple((int(a), int(b)) for a, b in value)
         except (TypeError, ValueError):
@@ -303,13 +378,25 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
+MAX_DIGITS = 20  # digits of a bad number an error spells out
+
+
 def _value_text(value: Any) -> str:
-    text = str(value).lower() if isinstance(value, bool) else str(value)
+    """A value as an error names it: a long one quoted short (:func:`engine.text.quote`), and
+    a huge number in words (Python refuses to spell out one of more than 4 300 digits)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null"
+    if isinstance(value, int) and abs(value) >= 10**MAX_DIGITS:
+        return f"a {'negative ' if value < 0 else ''}number of more than {MAX_DIGITS} digits"
+    text = str(value)
     return text if len(text) <= QUOTE_CHARS else quote(text)
 
 
-def validate(o: RuleOptions) -> None:
-    """Reject values and combinations the engine cannot play, naming the options involved."""
+def validate(o: RuleOptions, *, ranges: bool = True) -> None:
+    """Reject values and combinations the engine cannot play, and (``ranges``) numbers out of
+    their ranges, naming the options involved."""
     flat = o.to_dict()
     for name, choices in _CHOICES.items():
         if flat[name] not in choices:
@@ -320,8 +407,8 @@ def validate(o: RuleOptions) -> None:
             )
     if o.preset not in PRESETS:
         raise RulesError(f"unknown preset {quote(o.preset)}")
-    if not MIN_PLAYERS <= o.players <= MAX_PLAYERS:
-        raise RulesError(f"players must be between {MIN_PLAYERS} and {MAX_PLAYERS}")
+    if ranges:
+        _validate_bounds(flat)
     if o.players % o.team_size or o.players // o.team_size < MIN_TEAMS:
         raise RulesError(f"team_size {o.team_size} does not divide players {o.players} into two or more teams")
     _validate_dealing(o)
@@ -329,19 +416,37 @@ def validate(o: RuleOptions) -> None:
     _validate_red_threes(o)
     if o.pile.discarded_wilds == "beside_pile" and not o.pile.discard_wild_freezes:
         raise RulesError("discarded_wilds beside_pile needs discard_wild_freezes: the wild beside the pile marks its freeze")
-    if o.going_out.canastas_to_go_out < 1:
-        raise RulesError("canastas_to_go_out must be at least 1")
-    if o.going_out.ask_unable_penalty < 0:
-        raise RulesError("ask_unable_penalty must not be negative")
-    if o.scoring.target_score < 1:
-        raise RulesError("target_score must be positive")
     if o.scoring.concealed_going_out_bonus < o.scoring.going_out_bonus:
         raise RulesError("concealed_going_out_bonus must be at least going_out_bonus")
 
 
+def _validate_bounds(flat: Mapping[str, Any]) -> None:
+    """Every number in its range (:data:`BOUNDS`). ``null`` passes where it is a value of the
+    rules (``max_wilds``: no cap); a limit's ``null`` (no limit) is refused: only old logs
+    carry it, by leaving the limit out."""
+    for name, (lo, hi) in BOUNDS.items():
+        value = flat[name]
+        if value is None and _KINDS[name].nullable and name not in LIMIT_OPTIONS:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            null = "null or " if _KINDS[name].nullable and name not in LIMIT_OPTIONS else ""
+            raise RulesError(f"{name} must be {null}{lo} to {hi}, not {_value_text(value)}")
+    pairs = flat["opening_minimums"]
+    if not 1 <= len(pairs) <= MAX_OPENING_PAIRS:
+        raise RulesError(f"opening_minimums needs 1 to {MAX_OPENING_PAIRS} [threshold, minimum] pairs (R8)")
+    for threshold, minimum in pairs:
+        if not (OPENING_THRESHOLD[0] <= threshold <= OPENING_THRESHOLD[1]
+                and OPENING_MINIMUM[0] <= minimum <= OPENING_MINIMUM[1]):
+            raise RulesError(
+                f"opening_minimums: a threshold must be {OPENING_THRESHOLD[0]} to {OPENING_THRESHOLD[1]} and a "
+                f"minimum {OPENING_MINIMUM[0]} to {OPENING_MINIMUM[1]}, not [{_value_text(threshold)}, "
+                f"{_value_text(minimum)}]"
+            )
+
+
 def _validate_dealing(o: RuleOptions) -> None:
     pack = CARDS_PER_DECK * o.dealing.decks
-    if o.dealing.hand_size < 1 or o.players * o.dealing.hand_size > pack - MIN_STOCK:
+    if o.players * o.dealing.hand_size > pack - MIN_STOCK:
         raise RulesError(
             f"hand_size {o.dealing.hand_size} for players {o.players} leaves fewer than {MIN_STOCK} of the "
             f"{pack} cards (decks {o.dealing.decks})"
@@ -349,14 +454,10 @@ def _validate_dealing(o: RuleOptions) -> None:
 
 
 def _validate_melding(m: Melding) -> None:
-    if m.max_wilds is not None and m.max_wilds < 0:
-        raise RulesError("max_wilds must be null or at least 0")
     if m.max_wilds is None and m.wild_ratio == "any":
         raise RulesError("max_wilds null (no cap) needs wild_ratio at_most_naturals or fewer_than_naturals")
-    if m.canasta_size < MIN_CANASTA_SIZE or m.canasta_min_naturals < m.min_naturals or m.canasta_min_naturals > m.canasta_size:
+    if m.canasta_min_naturals < m.min_naturals or m.canasta_min_naturals > m.canasta_size:
         raise RulesError("canasta_size and canasta_min_naturals are inconsistent")
-    if not m.opening_minimums:
-        raise RulesError("opening_minimums needs at least one [threshold, minimum] pair (R8)")
 
 
 def _validate_red_threes(o: RuleOptions) -> None:

@@ -17,6 +17,11 @@ from engine.cards import CODES, IS_WILD, KINDS, VALUE, parse_card
 from engine.rules import RuleOptions
 
 PHASES = ("deal", "draw", "play", "answer", "over")
+IN_HAND = ("draw", "play", "answer")  # the phases of a hand being played
+# Why a game ended (``game_result["reason"]``): a side reached the target score, the last
+# hand the rules allow was played (``rules.limits.max_hands``), or a hand was cut at its move
+# limit (``rules.limits.max_moves_per_hand``; that hand's own reason is MOVE_LIMIT too).
+TARGET, HAND_LIMIT, MOVE_LIMIT = "target", "hand_limit", "move_limit"
 NO_SEAT = -1
 NOT_FROZEN = -1  # State.pile_frozen_by when no card froze the pile
 # State.permission: the partner's answer to "may I go out?" this turn (R17)
@@ -72,6 +77,7 @@ class State(NamedTuple):
     totals: tuple[int, ...] = ()
     moves: int = 0  # accepted moves over the whole game (the log's `move` counter)
     # (hand)
+    hand_moves: int = 0  # accepted moves in this hand (its limit: rules.limits.max_moves_per_hand)
     deck: tuple[int, ...] = ()
     salt: str | None = None
     commitment: str | None = None
@@ -167,6 +173,7 @@ class State(NamedTuple):
             "first_turn_done": list(self.first_turn_done),
             "penalties": list(self.penalties),
             "minimum_waived": self.minimum_waived,
+            "hand_moves": self.hand_moves,
             "hand_result": result_copy(self.hand_result),
             "game_result": result_copy(self.game_result),
         }
@@ -206,8 +213,10 @@ class State(NamedTuple):
             first_turn_done=tuple(d["first_turn_done"]),
             penalties=tuple(d["penalties"]),
             minimum_waived=d.get("minimum_waived", False),
+            # a hand in progress when its state was stored without the count: counted from here
+            hand_moves=d.get("hand_moves", 0),
             hand_result=result_copy(d["hand_result"]),
-            game_result=result_copy(d["game_result"]),
+            game_result=_game_result_in(d["game_result"]),
         )
 
 
@@ -256,15 +265,25 @@ def result_copy(result: dict[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
+def _game_result_in(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored game result; one stored before games had limits ended at the target, and
+    says so now (``reason``, as :func:`engine.turns.end_hand` writes it)."""
+    out = result_copy(result)
+    if out is not None:
+        out.setdefault("reason", TARGET)
+    return out
+
+
 _RULES_CACHE: dict[bytes, RuleOptions] = {}
 
 
 def _rules_in(data: dict[str, Any]) -> RuleOptions:
-    """Rules are the same for every state of a game: validate each distinct set once."""
+    """Rules are the same for every state of a game: validate each distinct set once. A game
+    created before the options had ranges keeps its values (``RuleOptions.from_stored``)."""
     key = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
     rules = _RULES_CACHE.get(key)
     if rules is None:
-        rules = RuleOptions.from_dict(data)
+        rules = RuleOptions.from_stored(data)
         if len(_RULES_CACHE) > 256:
             _RULES_CACHE.clear()
         _RULES_CACHE[key] = rules

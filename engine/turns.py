@@ -1,4 +1,6 @@
-"""What the engine does by itself: starting turns, red threes, stock draws, ending hands."""
+"""What the engine does by itself: starting turns, red threes, stock draws, ending hands and
+the game, and the limits on a game's length (docs/rules.md, "Limits"): both are here, where a
+hand and the game end."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from typing import Any, TypeVar
 
 from engine.cards import IS_RED_THREE, RED_THREES
 from engine.scoring import score_hand
-from engine.state import NO_SEAT, NOT_ASKED, State
+from engine.state import HAND_LIMIT, IN_HAND, MOVE_LIMIT, NO_SEAT, NOT_ASKED, TARGET, State
 
 T = TypeVar("T")
 
@@ -98,14 +100,42 @@ def draw_cards(s: State, seat: int, count: int, **changes: Any) -> tuple[State, 
 
 def end_hand(s: State, reason: str, by: int, concealed: bool = False) -> State:
     """Score the hand, add it to the totals and see whether the game is over."""
-    rules = s.rules
     scores = score_hand(s, reason, by, concealed)
     totals = tuple(row["total"] for row in scores)
     result = {"hand_end": s.hand_no, "reason": reason, "by": by, "scores": scores}
     s = s._replace(totals=totals, hand_result=result, to_act=NO_SEAT, phase="deal")
-    if max(totals) >= rules.scoring.target_score:
+    why = _game_over(s, reason)
+    if why is not None:
         best = max(totals)
         leaders = [t for t, total in enumerate(totals) if total == best]
         winner = leaders[0] if len(leaders) == 1 else None
-        s = s._replace(phase="over", game_result={"game_end": True, "totals": list(totals), "winner": winner})
+        s = s._replace(phase="over", game_result={"game_end": True, "totals": list(totals), "winner": winner,
+                                                  "reason": why})
     return s
+
+
+def _game_over(s: State, hand_reason: str) -> str | None:
+    """Why the game ends with the hand just scored, or None: a hand cut at the move limit ends
+    it (its last moves were not played, so no later hand could be fair either); else a side at
+    the target; else the last hand that ``max_hands`` allows. Whichever it is, the side with
+    the higher total wins."""
+    if hand_reason == MOVE_LIMIT:
+        return MOVE_LIMIT
+    if max(s.totals) >= s.rules.scoring.target_score:
+        return TARGET
+    last = s.rules.limits.max_hands
+    if last is not None and s.hand_no >= last:
+        return HAND_LIMIT
+    return None
+
+
+def cut_at_move_limit(s: State) -> State:
+    """After a move: a hand that has had ``max_moves_per_hand`` moves and goes on ends here,
+    by the seat to act, and is scored as a hand that ends without a going out (what is melded
+    counts, cards in hand count against). Only an accepted move is counted, and only here:
+    the limit ends a hand, it never makes a move illegal, so the rules' look-ahead (can this
+    player still go out?) does not see it."""
+    limit = s.rules.limits.max_moves_per_hand
+    if limit is None or s.hand_moves < limit or s.phase not in IN_HAND:
+        return s
+    return end_hand(s, MOVE_LIMIT, s.to_act)

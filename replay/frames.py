@@ -22,7 +22,9 @@ from replay.validate import _Stop as ReplayStopped  # Replay.feed's "a violation
 log = logging.getLogger("canasta.replay")
 
 # Ten times the longest game seen in bot tournaments (random bots: about 1 000 moves). A
-# frame is ~1.5 KB of JSON, so this also bounds one answer (~15 MB before compression).
+# frame is ~1.5 KB of JSON, so this also bounds one answer (~15 MB before compression). Random
+# play that ends at the hand limit (docs/rules.md, "Limits") can be longer: such a log is
+# refused here (log_too_long), and `canasta replay validate` and `show` still read it.
 MAX_MOVES = 10_000
 
 

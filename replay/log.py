@@ -57,7 +57,7 @@ def hand_end_line(result: dict[str, Any]) -> dict[str, Any]:
 
 def game_end_line(result: dict[str, Any]) -> dict[str, Any]:
     """The game_end line from the engine's ``state.game_result``."""
-    return {"game_end": True, "totals": list(result["totals"]), "winner": result["winner"]}
+    return {"game_end": True, "totals": list(result["totals"]), "winner": result["winner"], "reason": result["reason"]}
 
 
 def encode_log(lines: Iterable[dict[str, Any]]) -> bytes:

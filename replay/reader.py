@@ -314,4 +314,5 @@ def _check_game_end(obj: dict[str, Any], no: int) -> dict[str, Any]:
                     raise Unreadable("number_too_large", "'totals' holds a number too large", no)
                 raise Unreadable("wrong_type", f"'totals' holds whole numbers, not {_json_type(t)}", no)
     _field(obj, "winner", "game_end", no, required=False, nullable=True)
+    _text(obj, "reason", "game_end line", no)
     return obj

@@ -97,11 +97,25 @@ def _status(state: engine.State, view: dict[str, Any]) -> str:
     if state.phase == "over":
         result = view["result"] or {}
         winner = result.get("winner")
-        return "game over: " + ("a draw" if winner is None else f"team {winner} wins")
+        return "game over: " + ("a draw" if winner is None else f"team {winner} wins") + _why(state)
     if state.phase == "deal":
         return "between hands: the next deal comes"
     doing = {"draw": "to draw", "play": "to meld or discard", "answer": f"to answer seat {view['turn']}'s question"}
     return f"to act: seat {view['to_act']} ({doing.get(state.phase, state.phase)})"
+
+
+def _why(state: engine.State) -> str:
+    """Why the game ended, with the rule that ended it (docs/rules.md, "Limits")."""
+    reason = (state.game_result or {}).get("reason")
+    rules = state.rules
+    if reason == "target":
+        return f" (a side reached the target of {rules.scoring.target_score} points)"
+    if reason == "hand_limit":
+        n = rules.limits.max_hands
+        return f" (the game ended at the hand limit: {n} hand{'' if n == 1 else 's'})"
+    if reason == "move_limit":
+        return f" (the game ended at the move limit: a hand reached {rules.limits.max_moves_per_hand} moves)"
+    return ""
 
 
 def _legal(legal: dict[str, Any]) -> str:

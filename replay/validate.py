@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 import engine
-from engine.rules import RuleOptions, RulesError, resolve
+from engine.rules import LIMIT_OPTIONS, RuleOptions, RulesError, resolve
 from engine.text import clip, quote
 from replay.reader import (
     AUTO,
@@ -121,7 +121,9 @@ def rules_from_header(header: dict[str, Any]) -> RuleOptions:
     """The game's rules: the header's (possibly partial) ``rules`` over its preset's values.
 
     The player count comes from ``seats``; where the seats give teams and the rules do not
-    give ``team_size``, the seating decides it (a hand-written six-player game in pairs).
+    give ``team_size``, the seating decides it (a hand-written six-player game in pairs). A
+    limit the rules leave out is no limit: logs written before games had limits (and
+    hand-written ones) were played without them.
     Raises :class:`HeaderError` when the header does not make a playable rule set.
     """
     rules = dict(header.get("rules") or {})
@@ -137,8 +139,9 @@ def rules_from_header(header: dict[str, Any]) -> RuleOptions:
         teams = len({s["team"] for s in seats})
         if teams and len(seats) % teams == 0:
             rules["team_size"] = len(seats) // teams
+    unlimited = {name: None for name in LIMIT_OPTIONS if name not in rules}
     try:
-        options = resolve(preset, players, rules)
+        options = resolve(preset, players, rules).with_values(unlimited)
     except RulesError as e:
         raise HeaderError("invalid_rules", str(e)) from None
     except Exception as e:  # a value of a shape resolve() did not expect
@@ -240,7 +243,7 @@ class Replay:
         st = self.state
         if st is None or (self.hand_closed and st.phase in _ENDED):
             if st is not None and st.phase == "over":
-                self._fail("game_over", "a move after the game ended", line)
+                self._fail("game_over", f"a move after the game ended ({_game_ended(st)})", line)
             self._fail("hand_not_started", "a move before its hand was dealt: a deal line comes first", line)
         assert st is not None
         if st.phase in _ENDED:
@@ -281,7 +284,8 @@ class Replay:
                     self._fail("missing_hand_end", f"hand {st.hand_no} ended ({_ended(st)}) but its hand_end "
                                "line is missing", line, then="continue")
                 if st.phase == "over":
-                    self._fail("game_over", f"the game ended with hand {st.hand_no}: there is no next deal", line)
+                    self._fail("game_over", f"the game ended with hand {st.hand_no} ({_game_ended(st)}): there is "
+                               "no next deal", line)
         number = d["deal"]
         expected = (st.hand_no if st is not None else 0) + 1
         dealer = d.get("dealer")
@@ -398,10 +402,16 @@ class Replay:
                        "is missing", line, then="continue")
         if st.phase != "over":
             so_far = ", ".join(str(t) for t in st.totals)
+            last = self.rules.limits.max_hands
+            of = f" of at most {last}" if last is not None else ""
             self._fail("game_not_over", f"the engine says the game goes on: totals {so_far}, the target is "
-                       f"{self.rules.scoring.target_score}", line)
+                       f"{self.rules.scoring.target_score}, hand {st.hand_no}{of} was played", line)
         self.game_ended = True
         result = st.game_result or {}
+        reason = d.get("reason")
+        if reason is not None and reason != result.get("reason"):
+            self._fail("game_end_mismatch", f"the game ended by {_game_ended(st)}, the log says {_short(reason)}",
+                       line, then="continue")
         totals = d.get("totals")
         if totals is not None and totals != result.get("totals"):
             self._fail("game_end_mismatch", f"the totals are {result.get('totals')}, the log says {totals}", line,
@@ -427,8 +437,28 @@ def _winner(team: Any) -> str:
 
 
 def _ended(st: engine.State) -> str:
+    """How the engine ended the hand, and the limit where one ended it."""
     result = st.hand_result or {}
-    return f"{result.get('reason')} by seat {result.get('by')}"
+    text = f"{result.get('reason')} by seat {result.get('by')}"
+    if result.get("reason") == "move_limit":
+        text += f": the rules' max_moves_per_hand is {st.rules.limits.max_moves_per_hand}"
+    return text
+
+
+def _game_ended(st: engine.State) -> str:
+    """Why the engine ended the game, with the limit where one ended it."""
+    reason = (st.game_result or {}).get("reason")
+    limits = st.rules.limits
+    if reason == "hand_limit":
+        return f"hand_limit (max_hands {limits.max_hands})"
+    if reason == "move_limit":
+        return f"move_limit (max_moves_per_hand {limits.max_moves_per_hand})"
+    return f"{reason} (target_score {st.rules.scoring.target_score})"
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 # -- files -----------------------------------------------------------------------------------

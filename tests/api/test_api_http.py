@@ -144,6 +144,28 @@ def test_bad_input_is_never_500(client: FlaskClient, app: Flask) -> None:
                                headers=auth(t.tokens[0], **{"If-Match": etag, "Idempotency-Key": "a b"})), 400)
 
 
+def test_a_rule_out_of_its_range_is_refused_with_a_short_detail(client: FlaskClient) -> None:
+    """A target of 10^15 once made a game that never ended (docs/rules.md, "Bounds"): 422
+    invalid_rules, naming the option and its range, quoting at most 20 digits of the value."""
+    seats = [{"bot": "random"}] * 4
+    body = assert_problem(client.post("/games", json={"preset": "classic", "seats": seats,
+                                                      "rules": {"target_score": 10**15}}), 422, "invalid_rules")
+    assert body["detail"] == "target_score must be 1 to 50000, not 1000000000000000"
+    body = assert_problem(client.post("/games", json={"preset": "classic", "seats": seats,
+                                                      "rules": {"max_hands": -(2**63)}}), 422, "invalid_rules")
+    assert body["detail"] == "max_hands must be 1 to 2000, not -9223372036854775808"
+    huge = b'{"preset": "classic", "seats": [null, null, null, null], "rules": {"max_hands": ' + b"9" * 4000 + b"}}"
+    assert_problem(client.post("/games", data=huge, content_type="application/json"), 400, "invalid_json")
+    body = assert_problem(client.post("/games", json={"preset": "classic", "seats": seats,
+                                                      "rules": {"target_score": "9" * 1000}}), 422, "invalid_rules")
+    assert body["detail"] == "target_score must be 1 to 50000, not a number of more than 20 digits"
+    body = assert_problem(client.post("/games", json={"preset": "classic", "seats": seats,
+                                                      "rules": {"max_moves_per_hand": None}}), 422, "invalid_rules")
+    assert body["detail"].startswith("max_moves_per_hand must be 1 to ")
+    r = client.post("/games", json={"preset": "classic", "seats": seats, "rules": {"max_hands": 3}})
+    assert r.status_code == 201 and r.get_json()["rules"]["max_hands"] == 3
+
+
 def test_a_small_body_limit_is_kept(redis_url: str, key_prefix: str) -> None:
     """Bodies under 4 KB are read without Werkzeug's stream: a lower configured limit still
     answers 413."""

@@ -107,16 +107,21 @@ def test_the_views_and_events_of_every_preset_match_the_schema() -> None:
                                                   "components": spec["components"]})
     reasons: set[str] = set()
     met: set[str] = set()  # the parts that are not always null or empty, each seen filled
+    ends: set[str] = set()  # why the hands and the games ended
     checked = 0
     for name, preset in engine.PRESETS.items():
         for players in sorted(preset.by_players):
-            rules = engine.resolve(name, players, {"target_score": 1500})
-            for bot in ("greedy", "random"):
+            # games at a short target, and games cut by the limits (docs/rules.md, "Limits")
+            for bot, house in (("greedy", {}), ("random", {}), ("random", {"max_hands": 1, "target_score": 50000}),
+                               ("random", {"max_moves_per_hand": 25})):
+                rules = engine.resolve(name, players, {"target_score": 1500, **house})
                 for state, events in _walk(rules, bot, players):
                     for event in events:
                         move_validator.validate(event)
                         met.update(part for part in ("hand_end", "game_end", "pile_taken", "cards", "red_threes_laid",
                                                      "first_turn_red_threes", "beside_pile") if part in event)
+                        ends.update(f"{part}:{event[part]['reason']}" for part in ("hand_end", "game_end")
+                                    if part in event)
                     views = [engine.spectator_view(state)] + [engine.seat_view(state, p) for p in range(players)]
                     for view in views:
                         validator.validate(view)
@@ -129,3 +134,14 @@ def test_the_views_and_events_of_every_preset_match_the_schema() -> None:
     assert met == {"last_hand", "result", "permission", "go_out", "take_pile", "melds", "hand_end", "game_end",
                    "pile_taken", "cards", "red_threes_laid", "first_turn_red_threes", "beside_pile"}, met
     assert checked > 1000, checked
+    assert {"hand_end:move_limit", "game_end:target", "game_end:hand_limit", "game_end:move_limit"} <= ends, ends
+
+
+def test_the_rule_options_ranges_are_the_engines() -> None:
+    """The bounds that openapi.yaml gives for the options it names are engine.rules.BOUNDS."""
+    from engine.rules import BOUNDS
+
+    options = yaml.safe_load(openapi_text())["components"]["schemas"]["RuleOptions"]["properties"]
+    ranged = {name: (schema["minimum"], schema["maximum"]) for name, schema in options.items() if "maximum" in schema}
+    assert set(ranged) == {"target_score", "max_hands", "max_moves_per_hand"}
+    assert ranged == {name: BOUNDS[name] for name in ranged}

@@ -522,3 +522,17 @@ def test_a_wild_beside_the_pile_shows_and_is_named_as_its_freeze(pages: Pages, a
     expect(page.locator("#pile-frozen")).to_contain_text(f"frozen by {name} beside the pile")
     expect(page.locator("#events")).to_contain_text(re.compile(r"discarded \S+ beside the pile\."))
     pages.shot(page, "pile-beside")
+
+
+def test_a_game_ended_by_the_hand_limit_says_so(pages: Pages, api: Client) -> None:
+    """Four random bots, a target no hand reaches and one hand allowed: the table and the
+    replay say in words why the game ended (docs/rules.md, "Limits")."""
+    game = api.create_game("classic", [{"bot": "random"}] * 4, rules={"target_score": 50000, "max_hands": 1})
+    final = _wait_status(api, game["id"], "over")
+    assert final["view"]["result"]["reason"] == "hand_limit"
+    page = pages.new(f"/#game={game['id']}")
+    expect(page.locator("#game-end-reason")).to_have_text(
+        "The game ended at the hand limit (1 hand): no side reached the target.")
+    page.click("#replay-link")
+    expect(page.locator("#replay-view #game-end-reason")).to_contain_text("at the hand limit (1 hand)")
+    expect(page.locator("#rp-what")).to_contain_text("the game is over at the hand limit: ")

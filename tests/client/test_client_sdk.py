@@ -429,7 +429,7 @@ def test_the_event_stream_format() -> None:
 # -- what needs the fair-play branch's routes ----------------------------------------------
 def test_a_seat_is_taken_back_from_its_bot(api: Client) -> None:
     game = api.create_game("finnish", [{"name": "ann"}, {"bot": "greedy"}, {"bot": "greedy"}, {"bot": "greedy"}],
-                           rules={"target_score": 100000})
+                           rules={"target_score": 50000})
     ann = api.seat(game["id"], tokens_of(game)[0])
     ann.to_bot("greedy")
     assert ann.last_view["seats"][0]["bot"] == "greedy"

@@ -11,8 +11,18 @@ import pytest
 from rich.console import Console
 
 import engine
+from bots.random_bot import random_policy
+from bots.simulate import play_game
 from cli.play_prompts import BadCards, choices, decide, parse_card, parse_cards, pick
-from cli.play_table import Cards, describe_move, group_hand, score_table, table
+from cli.play_table import (
+    Cards,
+    describe_move,
+    end_text,
+    group_hand,
+    result_block,
+    score_table,
+    table,
+)
 from tests.positions import WILD_BESIDE, played
 
 CARDS = Cards()
@@ -119,6 +129,31 @@ def test_the_table_shows_what_the_view_holds() -> None:
     console.print(score_table(result, view, game["seats"], me=game["seat"]))
     text = console.export_text()
     assert "Hand 1: you went out" in text and "101" in text
+
+
+def test_the_end_of_the_game_says_why_it_ended() -> None:
+    """A limit that ends the game is named in a card player's words (docs/rules.md, "Limits")."""
+    rules = engine.resolve("norwegian", 6, {"max_hands": 2})
+    rng = random.Random(1)
+    record = play_game(rules, rng, random_policy(rng))
+    state = record.final
+    assert state is not None and state.game_result["reason"] == "hand_limit"
+    seats = [{"seat": n, "team": rules.team_of(n), "name": "ann" if n == 0 else None,
+              "bot": None if n == 0 else "random", "open": False} for n in range(rules.players)]
+    game = {"id": "g" * 12, "status": "over", "preset": "norwegian", "players": 6, "seat": 0, "seats": seats,
+            "view": engine.seat_view(state, 0), "rules": rules.to_dict()}
+    console = Console(record=True, width=100, color_system=None)
+    console.print(result_block(game, me=0))
+    text = console.export_text()
+    assert "Game over: " in text and "The game ended at the hand limit (2 hands): no side reached the target." in text
+    assert end_text({"reason": "move_limit"}, {"max_moves_per_hand": 900}) == (
+        "The game ended at the move limit: a hand reached 900 moves and was stopped there.")
+    assert end_text({"reason": "target"}, {"target_score": 5000}) == "A side reached the target of 5000 points."
+    assert end_text({"winner": 0}, {}) == ""  # a game over before limits: its result has no reason
+    cut = {"seat": 1, "action": {"type": "draw"}, "drew": 1, "move": 9,
+           "hand_end": {"hand_end": 1, "reason": "move_limit", "by": 2, "scores": []}}
+    assert describe_move(cut, seats, CARDS, me=0).endswith(
+        "hand 1 is over: it was stopped at the move limit (next to play: random bot (seat 2)).")
 
 
 def test_the_table_shows_what_every_player_could_remember() -> None:

@@ -24,6 +24,7 @@ from bots.simulate import play_game
 from cli.engine_cmds import random_policy
 from engine import IllegalMove, State, apply, deal, legal_actions, new_game, resolve, shuffle
 from engine.cards import CODES
+from replay.log import game_end_line
 from tests.engine.helpers import all_cards, hand, pack_counter
 
 CONFIGS = [
@@ -250,19 +251,31 @@ PARTS = ("melds", "canasta_bonus", "red_threes", "going_out", "penalties", "in_h
 
 @pytest.mark.parametrize("preset,players", CONFIGS)
 @PROPERTY
-@given(seed=st.integers(0, 2**32 - 1))
-def test_every_game_ends_and_scores_add_up(preset, players, seed):
-    rules = resolve(preset, players, SHORT)
+@given(seed=st.integers(0, 2**32 - 1), max_hands=st.integers(1, 8), max_moves=st.integers(5, 400))
+def test_every_game_ends_within_its_limits_and_scores_add_up(preset, players, seed, max_hands, max_moves):
+    """Random play with the limits lowered (a house rule): the game ends at the target or at
+    a limit, never later, and says which (docs/rules.md, "Limits")."""
+    rules = resolve(preset, players, {**SHORT, "max_hands": max_hands, "max_moves_per_hand": max_moves})
     rng = random.Random(seed)
-    record = play_game(rules, rng, random_policy(rng), max_moves=50_000)
+    record = play_game(rules, rng, random_policy(rng), max_moves=max_hands * max_moves)
     final = record.final
     assert final is not None and final.phase == "over"
     totals = [0] * rules.teams
     ends = [line for line in record.lines if "hand_end" in line]
-    assert ends and record.lines[-1] == final.game_result
+    assert ends and record.lines[-1] == game_end_line(final.game_result)
+    assert len(ends) <= max_hands
+    moves_in_hand = [0]
+    for line in record.lines:
+        if "move" in line:
+            moves_in_hand[-1] += 1
+        elif "hand_end" in line:
+            moves_in_hand.append(0)
     for n, end in enumerate(ends, start=1):
         assert end["hand_end"] == n
-        assert end["reason"] in ("went_out", "stock_exhausted", "red_three_last")
+        assert end["reason"] in ("went_out", "stock_exhausted", "red_three_last", "move_limit")
+        assert moves_in_hand[n - 1] <= max_moves
+        if end["reason"] == "move_limit":  # cut at its last move, and the game with it
+            assert moves_in_hand[n - 1] == max_moves and n == len(ends)
         assert 0 <= end["by"] < rules.players
         assert [r["team"] for r in end["scores"]] == list(range(rules.teams))
         for r in end["scores"]:
@@ -275,8 +288,15 @@ def test_every_game_ends_and_scores_add_up(preset, players, seed):
                 assert r["going_out"] in (rules.scoring.going_out_bonus, rules.scoring.concealed_going_out_bonus)
             else:
                 assert r["going_out"] == 0
-        assert (max(totals) >= rules.scoring.target_score) == (n == len(ends))
+        if n < len(ends):
+            assert max(totals) < rules.scoring.target_score and end["reason"] != "move_limit"
     game = final.game_result
+    if ends[-1]["reason"] == "move_limit":
+        assert game["reason"] == "move_limit"
+    elif max(totals) >= rules.scoring.target_score:
+        assert game["reason"] == "target"
+    else:
+        assert game["reason"] == "hand_limit" and len(ends) == max_hands
     assert game["totals"] == totals == list(final.totals)
     best = max(totals)
     leaders = [t for t, v in enumerate(totals) if v == best]

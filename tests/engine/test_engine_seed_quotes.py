@@ -3,6 +3,8 @@
 The five rule texts (the *seeds*, numbered 000-004) are not part of the repository; the
 project carries what it needs of them as quotes, written ``"..." (00N)``: in the docstring
 of every rule-point test (``test_r<N>_...``) and in every rule point of docs/rules.md.
+The limits on a game's length (docs/rules.md, "Limits") are the service's, not a rule of any
+seed: their tests (``test_limit_...``) quote none, and say so.
 Where the seed texts are at hand, ``CANASTA_SEEDS_DIR`` names their folder (files
 ``00N_*.txt``) and each quote is checked against them; without it that check is skipped.
 """
@@ -59,6 +61,19 @@ def _quotes() -> list[tuple[str, str, str]]:
 def test_every_rule_point_test_quotes_a_seed() -> None:
     missing = [f"{f}::{name}" for f, name, doc in _docstrings() if re.match(r"test_r\d+_", name) and not QUOTE.search(doc)]
     assert not missing
+
+
+LIMIT_TEST = re.compile(r"test_limit_")
+NOT_A_RULE = 'not a rule of the seeds (docs/rules.md, "Limits")'
+
+
+def test_every_limit_test_says_it_is_not_a_rule_of_the_seeds() -> None:
+    """A limit has no seed sentence to quote: its test says so instead, and quotes none (a
+    quote there would pass a house limit off as a rule of the texts)."""
+    tests = [(f"{f}::{name}", doc) for f, name, doc in _docstrings() if LIMIT_TEST.match(name)]
+    assert len(tests) >= 5, "the limit tests are gone, or named otherwise"
+    wrong = [where for where, doc in tests if NOT_A_RULE not in _norm(doc) or QUOTE.search(doc)]
+    assert not wrong
 
 
 def test_every_rule_point_in_the_rules_doc_quotes_a_seed() -> None:

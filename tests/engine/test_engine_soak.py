@@ -9,6 +9,7 @@ import pytest
 from bots.simulate import play_game
 from cli.engine_cmds import random_policy
 from engine import resolve
+from engine.rules import DEFAULT_MAX_HANDS, DEFAULT_MAX_MOVES_PER_HAND, MAX_TARGET
 
 SOAK = [
     ("classic", 4), ("finnish", 4), ("finnish-2p", 2), ("finnish-3p", 3), ("bicycle", 4),
@@ -34,3 +35,32 @@ def test_soak_random_hands(preset, players):
         hands += len(record.hands)
         games += 1
     assert sum(reasons.values()) == hands
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset,players", SOAK + [("norwegian", 3)])
+def test_soak_random_play_ends_within_the_default_limits(preset, players):
+    """Random play to the highest target a client may choose, where it wanders longest: every
+    game ends, after at most ``max_hands`` hands of at most ``max_moves_per_hand`` moves
+    (docs/rules.md, "Limits"); before limits, six norwegian players played on for ever."""
+    rules = resolve(preset, players, {"target_score": MAX_TARGET})
+    limits = rules.limits
+    assert (limits.max_hands, limits.max_moves_per_hand) == (DEFAULT_MAX_HANDS, DEFAULT_MAX_MOVES_PER_HAND)
+    for game in range(1):
+        rng = random.Random(f"limits:{preset}:{players}:{game}")
+        record = play_game(rules, rng, random_policy(rng), max_moves=DEFAULT_MAX_HANDS * DEFAULT_MAX_MOVES_PER_HAND)
+        final = record.final
+        assert final is not None and final.phase == "over"
+        assert len(record.hands) <= DEFAULT_MAX_HANDS
+        assert max(_moves_per_hand(record)) <= DEFAULT_MAX_MOVES_PER_HAND
+        assert final.game_result["reason"] in ("target", "hand_limit", "move_limit")
+
+
+def _moves_per_hand(record) -> list[int]:
+    counts = [0]
+    for line in record.lines:
+        if "move" in line:
+            counts[-1] += 1
+        elif "hand_end" in line:
+            counts.append(0)
+    return counts[:-1]

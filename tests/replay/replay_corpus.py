@@ -19,7 +19,7 @@ import engine
 from bots.simulate import play_game
 from cli.engine_cmds import random_policy
 from engine.cards import CODES, IS_BLACK_THREE, IS_RED_THREE, IS_WILD, RANK_OF, WILDS, parse_card
-from replay.log import encode_log
+from replay.log import deal_line, encode_log, game_end_line, hand_end_line, header_line, move_line
 from replay.validate import rules_from_header
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +50,44 @@ def simulate(preset: str, players: int | None, seed: int, target_score: int | No
     rng = random.Random(f"replay-tests:{preset}:{players}:{seed}")
     record = play_game(rules, rng, random_policy(rng))
     return record.log_lines(game_id=f"{preset}-{players}-{seed}")
+
+
+def limited(preset: str, players: int | None, seed: int, **limits: int) -> list[dict[str, Any]]:
+    """One random game's log lines, the game played with ``limits`` lowered (a house rule):
+    ``max_hands=2`` ends it after its second hand, unless a side reaches the target first."""
+    rules = engine.resolve(preset, players, dict(limits))
+    rng = random.Random(f"replay-tests:limited:{preset}:{players}:{seed}")
+    return play_game(rules, rng, random_policy(rng)).log_lines(game_id=f"{preset}-{players}-{seed}-limited")
+
+
+def unlimited(preset: str, players: int | None, seed: int, hands: int) -> list[dict[str, Any]]:
+    """A log as the service wrote it before games had limits: the header's rules carry none,
+    the game end (if any) no reason. Random play without limits, until ``hands`` hands have
+    been played or the game ends."""
+    rules = engine.resolve(preset, players).with_values({"max_hands": None, "max_moves_per_hand": None})
+    rng = random.Random(f"replay-tests:unlimited:{preset}:{players}:{seed}")
+    play = random_policy(rng)
+    state = engine.new_game(rules)
+    lines = [header_line(rules, game_id=f"{preset}-{players}-{seed}-old")]
+    for name in ("max_hands", "max_moves_per_hand"):
+        del lines[0]["rules"][name]
+    while state.phase != "over" and (state.hand_no < hands or state.phase != "deal"):
+        if state.phase == "deal":
+            deck, salt, digest = engine.shuffle(rules, rng)
+            state = engine.deal(state, deck, salt)
+            lines.append(deal_line(state.hand_no, state.dealer, deck, salt, digest))
+            continue
+        seat, hand = state.to_act, state.hand_no
+        action = play(state, seat, engine.legal_actions(state, seat))
+        state = engine.apply(state, seat, action)
+        lines.append(move_line(state.moves, hand, seat, action))
+        if state.phase in ("deal", "over"):
+            lines.append(hand_end_line(state.hand_result))
+    if state.phase == "over":
+        end = game_end_line(state.game_result)
+        del end["reason"]
+        lines.append(end)
+    return lines
 
 
 def corpus(games: int, target_score: int | None, seed0: int = 0) -> dict[str, list[list[dict[str, Any]]]]:

@@ -52,7 +52,7 @@ def test_every_line_kind_and_field_is_named() -> None:
         log.deal_line(1, 0, [], "", ""),
         log.move_line(1, 1, 0, {}),
         log.hand_end_line(result),
-        log.game_end_line({"totals": [0, 0], "winner": None}),
+        log.game_end_line({"totals": [0, 0], "winner": None, "reason": "target"}),
     ]
     written = {key for line in lines for key in line}
     written |= {key for seat in lines[0]["seats"] for key in seat}
@@ -80,8 +80,17 @@ def test_every_action_and_its_fields_are_in_the_actions_table() -> None:
 def test_every_hand_end_reason_is_named() -> None:
     source = "\n".join(p.read_text() for p in (ROOT / "engine").glob("*.py"))
     reasons = set(re.findall(r'end_hand\([^()]*?,\s*"([a-z_]+)"', source))
-    assert reasons == {"went_out", "stock_exhausted", "red_three_last"}
+    # reasons named by a constant of engine.state (the move limit's is also a game's)
+    reasons |= {getattr(engine.state, name) for name in re.findall(r"end_hand\([^()]*?,\s*([A-Z_]+)\b", source)}
+    assert reasons == {"went_out", "stock_exhausted", "red_three_last", "move_limit"}
     row = next(line for line in _doc().splitlines() if line.startswith("| `reason` |"))
+    assert sorted(r for r in reasons if f"`{r}`" not in row) == []
+
+
+def test_every_game_end_reason_is_named() -> None:
+    reasons = {engine.state.TARGET, engine.state.HAND_LIMIT, engine.state.MOVE_LIMIT}
+    game_end = _doc().split("### Game end", 1)[1].split("###", 1)[0]
+    row = next(line for line in game_end.splitlines() if line.startswith("| `reason` |"))
     assert sorted(r for r in reasons if f"`{r}`" not in row) == []
 
 

@@ -23,12 +23,23 @@ def test_a_hand_written_game_is_valid():
     assert result.describe() == ["table.jsonl: ok"]
 
 
+NO_LIMITS = {"max_hands": None, "max_moves_per_hand": None}
+
+
 def test_partial_rules_take_the_rest_from_the_preset():
+    """... but for the limits: a table plays without them, and so did the service before."""
     header = quick_game()[0]
     rules = rules_from_header(header)
-    assert rules == resolve("classic", 4, {"target_score": 300})
+    assert rules == resolve("classic", 4, {"target_score": 300}).with_values(NO_LIMITS)
     header.pop("rules")
-    assert rules_from_header(header) == resolve("classic")
+    assert rules_from_header(header) == resolve("classic").with_values(NO_LIMITS)
+
+
+def test_a_limit_the_header_gives_is_played():
+    header = quick_game()[0]
+    header["rules"]["max_hands"] = 3
+    rules = rules_from_header(header)
+    assert (rules.limits.max_hands, rules.limits.max_moves_per_hand) == (3, None)
 
 
 def test_partial_scores_are_checked():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import engine
 from cli.engine_cmds import simulate_main
@@ -51,12 +52,27 @@ def test_simulate_out_writes_valid_logs(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[-1] == "3 files: 3 valid, 0 invalid, 0 unreadable"
 
 
-def test_simulate_counts_a_game_random_play_never_ends_apart_from_engine_errors(tmp_path, capsys):
-    """Random play may never reach the target (six norwegian players wandered 4 500 hands
-    without it): such a game is unfinished, not an engine error, and writes no log."""
+def test_simulate_counts_a_game_cut_by_max_moves_apart_from_engine_errors(tmp_path, capsys):
+    """Random play may not reach the target for a long time (six norwegian players wandered
+    4 500 hands without it, before games had limits): a game still going after ``--max-moves``
+    is unfinished, not an engine error, and writes no log."""
     assert simulate_main(["--rules", "norwegian", "--players", "6", "--games", "2", "--max-moves", "150",
                           "--out", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert captured.err.count("unfinished: game did not end within 150 moves") == 2
     assert "unfinished games 2" in captured.out
     assert not list(tmp_path.iterdir())
+
+
+def test_simulate_plays_a_bot_and_reports_the_lengths_and_the_ends(tmp_path, capsys):
+    """``--bot`` seats one bot everywhere; the summary gives the longest game and hand (what
+    the limits' defaults are measured by) and why the games ended."""
+    assert simulate_main(["--rules", "classic", "--bot", "greedy", "--games", "2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "games ended: target 2" in out
+    assert re.search(r"longest game \d+ hands, longest hand \d+ moves \(limits: 1000 hands, 1000 moves a hand\)", out)
+    assert simulate_main(["--rules", "norwegian", "--players", "6", "--games", "1",
+                          "--set", "max_hands=3", "--set", "max_moves_per_hand=40"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"games ended: (hand_limit|move_limit) 1", out) and "longest game" in out
+    assert main(["validate", str(tmp_path)]) == 0

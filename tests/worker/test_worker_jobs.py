@@ -16,6 +16,8 @@ from api.botqueue import BotWork, games_of, job_id, notify
 from api.botqueue import rq_queue as queue
 from api.config import Settings
 from api.store import Store
+from engine.rules import DEFAULT_MAX_HANDS
+from replay.validate import validate_bytes
 from tests.worker.conftest import event_versions, move_events, new_game, run_worker
 from worker.config import WorkerConfig
 from worker.recovery import ensure_job
@@ -97,6 +99,44 @@ def test_four_bots_play_a_game_to_the_end(wstore: Store, wsettings: Settings, rc
     log = [line for line in wstore.read_log(gid)]
     assert log[-1].startswith(b'{"game_end":true')
     assert rclient.zscore(Keys(cfg.prefix).awaiting(), gid) is None
+
+
+def _played_to_its_end(store: Store, rclient: Any, cfg: WorkerConfig, gid: str) -> dict[str, Any]:
+    """Run workers until the queue is empty; the game's result, its log checked by the validator."""
+    run_worker(rclient, cfg, rounds=500)
+    game = service.load_game(store, gid)
+    assert game.status == "over" and game.state is not None, game.version
+    verdict = validate_bytes(b"".join(line + b"\n" for line in store.read_log(gid)), gid)
+    assert verdict.valid and verdict.finished, verdict.describe()
+    assert rclient.zscore(Keys(cfg.prefix).awaiting(), gid) is None
+    result = game.state.game_result
+    assert result is not None
+    return result
+
+
+def test_four_random_bots_end_at_the_hand_limit(wstore: Store, wsettings: Settings, rclient: Any,
+                                                cfg: WorkerConfig) -> None:
+    """Random bots at the highest target a client may choose need not ever reach it: the
+    hand limit (lowered here to 3 hands) ends the game, and its log validates."""
+    created = new_game(wstore, wsettings, [{"bot": "random"}] * 4, preset="classic", seed=3,
+                       rules={"target_score": 50000, "max_hands": 3})
+    result = _played_to_its_end(wstore, rclient, cfg, created["id"])
+    assert result["reason"] == "hand_limit"
+    assert service.load_game(wstore, created["id"]).state.hand_no == 3
+
+
+@pytest.mark.slow
+def test_four_random_bots_at_the_highest_target_end_within_the_default_limits(
+        wstore: Store, wsettings: Settings, rclient: Any, cfg: WorkerConfig) -> None:
+    """Four random bots at a target of 10^15 played on for ever before the ranges (a worker
+    busy for good); at the highest target a client may choose and the default limits, a real
+    worker plays their game to its end."""
+    created = new_game(wstore, wsettings, [{"bot": "random"}] * 4, preset="classic", seed=6,
+                       rules={"target_score": 50000})
+    assert created["rules"]["max_hands"] == DEFAULT_MAX_HANDS
+    result = _played_to_its_end(wstore, rclient, cfg, created["id"])
+    assert result["reason"] in ("hand_limit", "target")
+    assert service.load_game(wstore, created["id"]).state.hand_no <= DEFAULT_MAX_HANDS
 
 
 def test_the_same_job_enqueued_twice_is_applied_once(wstore: Store, wsettings: Settings, rclient: Any,

@@ -53,7 +53,7 @@ class Lobby {
     this.players = h('select', { id: 'players', name: 'players', onchange: () => this.drawSeats() });
     this.seats = h('ol', { class: 'seat-specs', id: 'seat-specs' });
     this.name = h('input', { id: 'my-name', name: 'name', required: true, maxlength: '40', autocomplete: 'nickname', value: 'me' });
-    this.target = h('input', { id: 'target-score', name: 'target_score', type: 'number', min: '1', step: '1', inputmode: 'numeric' });
+    this.target = h('input', { id: 'target-score', name: 'target_score', type: 'number', min: '1', max: '50000', step: '1', inputmode: 'numeric' });
     this.houseRules = h('textarea', { id: 'house-rules', name: 'rules', rows: '3', spellcheck: 'false',
       placeholder: 'one option per line, e.g.\nmax_wilds = 2\nred_three_bonus = 150' });
     this.result = h('section', { id: 'created', class: 'created', 'aria-live': 'polite' });

@@ -88,7 +88,7 @@ export function describeMove(move, seats, view = null) {
     extra.push(`${seatName(seats, move.first_turn_red_threes.seat)} laid red threes ${cardsText(move.first_turn_red_threes.cards)}`);
   }
   if (move.hand_end) extra.push(`hand ${move.hand_end.hand_end} ended: ${reasonText(move.hand_end, seats)}`);
-  if (move.game_end) extra.push(`the game is over: ${winnerText(move.game_end, view, seats)}`);
+  if (move.game_end) extra.push(`the game is over${AT_LIMIT[move.game_end.reason] ?? ''}: ${winnerText(move.game_end, view, seats)}`);
   return `${who} ${what}${extra.length ? `; ${extra.join('; ')}` : ''}.`;
 }
 
@@ -99,7 +99,25 @@ export function reasonText(result, seats = null) {
     case 'went_out': return `${by} went out`;
     case 'stock_exhausted': return `the stock ran out (last to play: ${by})`;
     case 'red_three_last': return `the last card of the stock was a red three (drawn by ${by})`;
+    case 'move_limit': return `it was stopped at the move limit (next to play: ${by})`;
     default: return `${String(result.reason).replaceAll('_', ' ')} (${by})`;
+  }
+}
+
+// A game that a limit ended, as the move log says it (docs/rules.md, "Limits").
+const AT_LIMIT = { hand_limit: ' at the hand limit', move_limit: ' at the move limit' };
+
+// Why the game ended (the result's reason), in a card player's words, with the rules'
+// numbers where they are known; '' for a result from before games had limits (no reason).
+export function endText(result, rules = null) {
+  switch (result.reason) {
+    case 'target':
+      return rules?.target_score ? `A side reached the target of ${rules.target_score} points.` : 'A side reached the target score.';
+    case 'hand_limit':
+      return `The game ended at the hand limit${rules?.max_hands ? ` (${plural(rules.max_hands, 'hand')})` : ''}: no side reached the target.`;
+    case 'move_limit':
+      return `The game ended at the move limit: a hand reached ${rules?.max_moves_per_hand ?? 'the most'} moves and was stopped there.`;
+    default: return '';
   }
 }
 
@@ -244,8 +262,10 @@ function knownCards(codes) {
   return h('span', { class: 'seat-known' }, ' · known: ', smallCards(sortCards(codes), 'known to hold, from the pile'));
 }
 
-export function resultBlock(result, view, seats) {
+export function resultBlock(result, view, seats, rules = null) {
+  const why = endText(result, rules);
   return h('section', { class: 'result', id: 'game-result', role: 'status' },
     h('h2', {}, `Game over: ${winnerText(result, view, seats)}`),
+    why ? h('p', { id: 'game-end-reason' }, why) : null,
     h('p', {}, 'Final totals: ', (result.totals ?? []).map((t, team) => `${teamName(view, seats, team)} ${t}`).join(' · ')));
 }

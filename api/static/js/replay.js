@@ -128,7 +128,7 @@ class ReplayViewer {
         button('rp-next', 'Forward one move (→)', 'Next ›', () => this.go(this.at + 1), this.at === last),
         button('rp-last', 'Last position (End)', 'Last »', () => this.go(last), this.at === last),
         slider),
-      v.phase === 'over' && v.result ? R.resultBlock(v.result, v, seats) : null,
+      v.phase === 'over' && v.result ? R.resultBlock(v.result, v, seats, header.rules) : null,
       (v.phase === 'deal' || v.phase === 'over') && v.last_hand ? R.scoreTable(v.last_hand, v, seats) : null,
       h('div', { class: 'board' },
         R.sidesBlock(v, seats),

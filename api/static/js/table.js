@@ -416,7 +416,7 @@ class GameTable {
     const v = g.view;
     if (g.status === 'waiting') return this.waitingBanner();
     if (g.status === 'over' && v?.result) {
-      return h('div', { class: 'banner' }, R.resultBlock(v.result, v, g.seats),
+      return h('div', { class: 'banner' }, R.resultBlock(v.result, v, g.seats, g.rules),
         v.last_hand ? R.scoreTable(v.last_hand, v, g.seats, this.seat) : null,
         h('p', {}, h('a', { href: `#replay=${encodeURIComponent(g.id)}`, id: 'replay-link' }, 'Replay this game move by move'),
           ' · ', h('a', { href: '#' }, 'Start a new game')));
