@@ -248,7 +248,7 @@ def test_a_huge_value_is_not_echoed_in_full():
     assert refusal(-(10**30)).endswith("not a negative number of more than 20 digits")
     long = refusal("x" * 5000)  # quoted as every refusal quotes a value (engine.text.quote)
     assert len(long) < 200 and long.endswith("… (5000 characters)")
-    assert len(refusal("9" * 5000)) < 120  # int() of it is refused by Python: "not a whole number"
+    assert len(refusal("9" * 5000)) < 200  # int() of it is refused by Python: "not a whole number"
     with pytest.raises(RulesError) as info:
         resolve("classic", overrides={"decks": 10**100})
     assert str(info.value) == "decks must be one of 2, 3, not a number of more than 20 digits"
