@@ -9,7 +9,8 @@ told apart by their source address (both loopback):
   (an address alone may not keep more than a few games of bots only): what a tournament
   site's backend may legitimately do;
 * the **victim** (127.0.0.3) plays one seat of a game against three ``--victim-bots``
-  (``random``). It draws and discards as soon as it is its turn, and measures each *round*:
+  (``random``). It draws and discards after ``--think`` seconds (1: a person's pace, within
+  the per-token rate limit), and measures each *round*:
   from the answer to its discard to the moment its long-poll tells it is to act again.
   That time is the three bots' turns and every wait for a worker.
 
@@ -59,6 +60,9 @@ def add_parser(sub: Any) -> None:
     f.add_argument("--api-workers", type=int, default=2, help="API processes (2, as canasta serve)")
     f.add_argument("--bot-workers", type=int, default=2, help="bot worker processes (2, as canasta serve)")
     f.add_argument("--settle", type=float, default=3.0, help="seconds the flood runs before the victim starts (3)")
+    f.add_argument("--think", type=float, default=1.0,
+                   help="seconds the victim thinks before each turn, not counted in a round (1.0: a person's "
+                        "pace; one much faster meets the per-token rate limit)")
 
 
 def plainest(legal: dict[str, Any], hand: list[str]) -> dict[str, Any]:
@@ -74,9 +78,9 @@ def plainest(legal: dict[str, Any], hand: list[str]) -> dict[str, Any]:
 class Victim:
     """The victim's seat, played from its own address; its rounds, in seconds."""
 
-    def __init__(self, base: str, preset: str, bots: str) -> None:
+    def __init__(self, base: str, preset: str, bots: str, think: float) -> None:
         self.client = Client(base, session=session_from(VICTIM), retry=NO_RETRY, timeout=60)
-        self.preset, self.bots = preset, bots
+        self.preset, self.bots, self.think = preset, bots, think
         self.new_game()
 
     def new_game(self) -> None:
@@ -99,6 +103,7 @@ class Victim:
                 if not self._wait_turn():
                     view = self.seat.view()
                     continue
+            time.sleep(self.think)
             view = self._play_turn()
             if view["status"] != "playing":
                 continue
@@ -196,9 +201,10 @@ def main(args: argparse.Namespace) -> int:
             bot_runs=args.flooder_runs, created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         print(f"bot flood: {args.flood_games} games of 4 expert@{args.flood_budget_ms} from {FLOODER} "
               f"(key share {args.flooder_runs or 'none'} run per lane); the victim's game against 3 "
-              f"{args.victim_bots} from {VICTIM}; {args.preset}; API x{args.api_workers}, bot workers "
-              f"x{args.bot_workers}; {args.rounds} rounds each", flush=True)
-        victim = Victim(base, args.preset, args.victim_bots)
+              f"{args.victim_bots} from {VICTIM}, thinking {args.think:g} s a turn; {args.preset}; API "
+              f"x{args.api_workers}, bot workers x{args.bot_workers}; {args.rounds} rounds each; load average "
+              f"{procstat.loadavg()}", flush=True)
+        victim = Victim(base, args.preset, args.victim_bots, args.think)
         alone = victim.rounds(args.rounds)
         print(f"alone:   {_summary(alone)}", flush=True)
         flooder = Client(base, session=session_from(FLOODER), retry=NO_RETRY, api_key=secret)
