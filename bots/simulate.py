@@ -40,6 +40,16 @@ class GameRecord:
     def hands(self) -> list[dict[str, Any]]:
         return [line for line in self.lines if "hand_end" in line]
 
+    def moves_per_hand(self) -> list[int]:
+        """How many moves each hand had, in order (the last, unfinished hand's too, if any moves)."""
+        counts = [0]
+        for line in self.lines:
+            if "move" in line:
+                counts[-1] += 1
+            elif "hand_end" in line:
+                counts.append(0)
+        return counts[:-1] if counts[-1] == 0 and len(counts) > 1 else counts
+
     def log_lines(self, game_id: str = "", seats: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         return [header_line(self.rules, game_id=game_id, seats=seats), *self.lines]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import engine
 from bots import NAMES, policy
 from bots.random_bot import random_policy
-from bots.simulate import MAX_MOVES, GameRecord, GameTooLong, Policy, play_game
+from bots.simulate import MAX_MOVES, GameTooLong, Policy, play_game
 from engine.rules import RulesError
 
 __all__ = ["random_policy", "rules_main", "simulate_main"]  # random_policy: the tests' corpora import it here
@@ -92,7 +92,7 @@ def simulate_main(argv: list[str]) -> int:
         assert record.final is not None and record.final.game_result is not None
         ends[record.final.game_result["reason"]] += 1
         game_lengths.append(len(record.hands))
-        hand_lengths += _moves_per_hand(record)
+        hand_lengths += record.moves_per_hand()
         if args.out:
             from replay.log import write_log
 
@@ -124,14 +124,3 @@ def _spread(values: list[int]) -> str:
     ordered = sorted(values)
     p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
     return f"mean {sum(ordered) / len(ordered):.1f}, p99 {p99}, max {ordered[-1]}"
-
-
-def _moves_per_hand(record: GameRecord) -> list[int]:
-    """The number of moves of each hand of a game, in order."""
-    counts = [0]
-    for line in record.lines:
-        if "move" in line:
-            counts[-1] += 1
-        elif "hand_end" in line:
-            counts.append(0)
-    return counts[:-1] or [0]

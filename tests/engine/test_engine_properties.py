@@ -264,12 +264,7 @@ def test_every_game_ends_within_its_limits_and_scores_add_up(preset, players, se
     ends = [line for line in record.lines if "hand_end" in line]
     assert ends and record.lines[-1] == game_end_line(final.game_result)
     assert len(ends) <= max_hands
-    moves_in_hand = [0]
-    for line in record.lines:
-        if "move" in line:
-            moves_in_hand[-1] += 1
-        elif "hand_end" in line:
-            moves_in_hand.append(0)
+    moves_in_hand = record.moves_per_hand()
     for n, end in enumerate(ends, start=1):
         assert end["hand_end"] == n
         assert end["reason"] in ("went_out", "stock_exhausted", "red_three_last", "move_limit")

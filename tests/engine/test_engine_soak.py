@@ -52,15 +52,5 @@ def test_soak_random_play_ends_within_the_default_limits(preset, players):
         final = record.final
         assert final is not None and final.phase == "over"
         assert len(record.hands) <= DEFAULT_MAX_HANDS
-        assert max(_moves_per_hand(record)) <= DEFAULT_MAX_MOVES_PER_HAND
+        assert max(record.moves_per_hand()) <= DEFAULT_MAX_MOVES_PER_HAND
         assert final.game_result["reason"] in ("target", "hand_limit", "move_limit")
-
-
-def _moves_per_hand(record) -> list[int]:
-    counts = [0]
-    for line in record.lines:
-        if "move" in line:
-            counts[-1] += 1
-        elif "hand_end" in line:
-            counts.append(0)
-    return counts[:-1]
