@@ -122,6 +122,8 @@ def test_truncated_anywhere(good, tmp_path, capsys):
         line = one_line(out, tmp_path / "t.jsonl")
         if cut == 0:
             assert code == 2 and ": missing_header: " in line
+        elif cut + 1 == len(good):  # all but the last newline: the whole game, to its end
+            assert code == 0 and line.endswith(": ok"), line
         elif cut in newlines or cut + 1 in newlines:  # the last line is complete
             assert code == 0 and ": ok, unfinished at move" in line, line
         else:
