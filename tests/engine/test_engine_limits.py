@@ -279,8 +279,10 @@ def _doc_rows(section: str) -> list[tuple[list[str], list[int]]]:
     first column, the numbers of the others but the last (``5 000`` is 5000)."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
     text = doc.split(f"\n## {section}", 1)[1].split("\n## ", 1)[0]
-    rows = []
+    rows: list[tuple[list[str], list[int]]] = []
     for line in text.splitlines():
+        if rows and not line.startswith("|"):
+            break  # the first table ends
         cells = line.split(" | ")
         if line.startswith("| `") and len(cells) >= 3:
             numbers = [int(n.replace(" ", "")) for n in re.findall(r"-?\d+(?: \d{3})*", " | ".join(cells[1:-1]))]
