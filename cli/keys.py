@@ -1,5 +1,5 @@
 """``canasta keys``: the API keys an operator issues to backends that create many games from one
-address (a tournament site), with quotas of their own (:mod:`api.apikeys`).
+address (a tournament site), with quotas of their own (:mod:`service.apikeys`).
 
     canasta keys create "spring cup" --games-per-hour 2000 --bot-games 50 --bot-runs 2
     canasta keys list
@@ -19,9 +19,9 @@ import re
 import sys
 from pathlib import Path
 
-from api.apikeys import ApiKeys
-from api.config import Settings
-from api.embedded import default_data_dir, running_on
+from servers.embedded import default_data_dir, running_on
+from service.apikeys import ApiKeys
+from service.config import Settings
 
 DEFAULT_GAMES_PER_HOUR = 1000
 DEFAULT_BOT_GAMES = 20
@@ -71,14 +71,14 @@ def redis_url_of(args: argparse.Namespace) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
-    from api.redis_io import connect
+    from service.redis_io import connect
 
     prefix = args.prefix or os.environ.get("CANASTA_KEY_PREFIX") or Settings.key_prefix
     client = connect(redis_url_of(args))
     keys = ApiKeys(client, prefix)
     try:
         if args.what == "create":
-            from api.gamelog import now_rfc3339
+            from service.gamelog import now_rfc3339
 
             try:
                 secret, key = keys.issue(args.name, games_per_window=args.games_per_hour, bot_games=args.bot_games,

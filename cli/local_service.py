@@ -2,7 +2,7 @@
 Valkey unless a Redis URL is given, the API under granian, a bot worker), on a free
 loopback port and quietly, so that ``canasta play`` needs no server started beforehand.
 
-The parts are ``canasta serve``'s own (:mod:`api.serve`, :mod:`api.embedded`). They run
+The parts are ``canasta serve``'s own (:mod:`web.serve`, :mod:`servers.embedded`). They run
 in their own session, so that the terminal's Ctrl-C reaches only the player's program,
 which then stops them in order; their output goes to a log file, kept when they fail.
 Should the program die without stopping them (killed, or its terminal gone), a small
@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from api.embedded import EmbeddedRedis
-from api.serve import _stop as stop_processes
-from api.serve import api_command, api_env, part_name, wait_healthy, worker_available
+from servers.embedded import EmbeddedRedis
+from web.serve import _stop as stop_processes
+from web.serve import api_command, api_env, part_name, wait_healthy, worker_available
 
 STARTUP_SECONDS = 60.0  # a loaded 2-core machine takes a few seconds; a broken one fails sooner
 
@@ -47,10 +47,10 @@ class LocalService:
 
     def __init__(self, *, redis_url: str | None = None, queue_url: str | None = None, threads: int = 8,
                  bot_workers: int = 1, test_seeds: bool = False) -> None:
-        from api.config import queue_url_for
+        from service.config import queue_url_for
 
         self.redis_url = redis_url
-        # with a Redis URL: the queue's (api.config.queue_url_for); a private Valkey holds both
+        # with a Redis URL: the queue's (service.config.queue_url_for); a private Valkey holds both
         self.queue_url = queue_url_for(redis_url, queue_url) if redis_url else None
         self.threads = threads
         self.bot_workers = bot_workers

@@ -15,7 +15,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "simulate": ("cli.engine_cmds", "simulate_main", "play whole games with random legal actions"),
     "replay": ("cli.replay_export", "main", "validate, show and export game logs"),
     "play": ("cli.play", "main", "play a game in the terminal (starts a local server unless given --api)"),
-    "serve": ("api.serve", "main", "run the API (granian), a bot worker and, without REDIS_URL, an embedded Valkey"),
+    "serve": ("web.serve", "main", "run the API (granian), a bot worker and, without REDIS_URL, an embedded Valkey"),
     "worker": ("worker.cli", "main", "run an RQ worker that plays bot seats"),
     "keys": ("cli.keys", "main", "issue, list and revoke API keys (quotas for backends that create many games)"),
     "tournament": ("bots.tournament", "main", "play one bot against another and report win rates"),

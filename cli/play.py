@@ -1,5 +1,5 @@
 """``canasta play``: a game in the terminal, one seat played through the API with the Python
-client (:mod:`api.client`), like any third-party client.
+client (:mod:`client`), like any third-party client.
 
 Without ``--api`` it starts the service on this machine first (a private Valkey, the API,
 a bot worker: :mod:`cli.local_service`) and stops it on the way out. The table is drawn
@@ -26,19 +26,6 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from api.client import (
-    ApiProblem,
-    Client,
-    Event,
-    EventStream,
-    GameView,
-    Seat,
-    StaleVersion,
-    Unreachable,
-    tokens_of,
-)
-from api.names import NameRefused, normalise_name
-from api.procstat import STOP_POLL_SECONDS, StopFlag
 from cli import play_prompts as prompts
 from cli.play_table import (
     Cards,
@@ -50,6 +37,19 @@ from cli.play_table import (
     table,
     turn_text,
 )
+from client import (
+    ApiProblem,
+    Client,
+    Event,
+    EventStream,
+    GameView,
+    Seat,
+    StaleVersion,
+    Unreachable,
+    tokens_of,
+)
+from service.names import NameRefused, normalise_name
+from service.procstat import STOP_POLL_SECONDS, StopFlag
 
 BOTS = ("random", "greedy", "standard", "expert")
 OPEN = "open"
@@ -220,7 +220,7 @@ class GameSetup:
             if not sep or not option.strip():
                 raise ValueError(f"--set needs OPTION=VALUE, not {item!r}")
             rules[option.strip()] = _value(value.strip())
-        try:  # the server's own check (api.names), before anything is started
+        try:  # the server's own check (service.names), before anything is started
             name = normalise_name(args.name)
         except NameRefused as e:
             raise ValueError(f"--name: {e.detail} ({e.reason})") from None

@@ -1,8 +1,8 @@
 """`canasta replay export`: a finished game's log, fetched from the service.
 
 Two sources: the API (``GET {url}/games/{id}/log`` through the Python client,
-:mod:`api.client`: what anyone may download once the game is over), or Redis directly
-(the game's log list, read by the API's own store, :meth:`api.store.Store.read_log`,
+:mod:`client`: what anyone may download once the game is over), or Redis directly
+(the game's log list, read by the API's own store, :meth:`service.store.Store.read_log`,
 which expands the chunks old lines are folded into; key prefix from
 ``CANASTA_KEY_PREFIX``). Either way the bytes are checked to be a readable log that ends
 with its game_end line before they are written: an export is meant to be an audit record,
@@ -37,8 +37,8 @@ def fetch_redis(game_id: str, url: str, prefix: str | None = None) -> bytes:
     """The log lines the store keeps for ``game_id``, one per line."""
     import redis
 
-    from api.config import Settings
-    from api.store import Store, connect
+    from service.config import Settings
+    from service.store import Store, connect
 
     store_prefix = prefix or os.environ.get("CANASTA_KEY_PREFIX") or Settings.key_prefix
     try:
@@ -61,7 +61,7 @@ def fetch_redis(game_id: str, url: str, prefix: str | None = None) -> bytes:
 
 def fetch_api(game_id: str, base_url: str, timeout: float = API_TIMEOUT_SECONDS) -> bytes:
     """``GET {base_url}/games/{id}/log`` with the project's client (it retries what is safe to)."""
-    from api.client import ApiProblem, Client, Unreachable
+    from client import ApiProblem, Client, Unreachable
 
     url = f"{base_url.rstrip('/')}/games/{game_id}/log"
     with Client(base_url, timeout=timeout) as api:
@@ -88,7 +88,7 @@ def check_finished(data: bytes, game_id: str) -> None:
 
 
 def export(game_id: str, *, redis_url: str | None = None, api_url: str | None = None) -> bytes:
-    from api.keys import GAME_ID_RE
+    from service.keys import GAME_ID_RE
 
     if not GAME_ID_RE.fullmatch(game_id):
         raise ExportError(f"{game_id!r} is not a game id (12 letters, digits, - and _)")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from api.client import ApiProblem, Client, StaleVersion
+from client import ApiProblem, Client, StaleVersion
 
 
 def choose(view: dict) -> dict:

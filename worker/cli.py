@@ -29,10 +29,10 @@ from typing import Any
 from rq import SimpleWorker
 from rq.utils import now as rq_now
 
-from api import logs, metrics
-from api.botqueue import SERIALIZER, BotKeys, lane_keys, rq_queues
-from api.config import Settings, add_queue_url_option, queue_url_for
-from api.procstat import StopFlag
+from service import logs, metrics
+from service.botqueue import SERIALIZER, BotKeys, lane_keys, rq_queues
+from service.config import Settings, add_queue_url_option, queue_url_for
+from service.procstat import StopFlag
 from worker import runner
 from worker.config import WorkerConfig
 from worker.sweeper import Sweeper, sweep_once
@@ -64,8 +64,8 @@ def parser() -> argparse.ArgumentParser:
 
 def _preload() -> None:
     """Import and build everything a job needs before the first job (no first-job stall)."""
-    import api.service  # noqa: F401
     import bots
+    import service.games  # noqa: F401
     import worker.runner  # noqa: F401
 
     for name in bots.NAMES:
@@ -76,9 +76,9 @@ Urls = tuple[str, str]  # the games' Redis, the bot queue's Redis
 
 
 def _connect(urls: Urls) -> Any:
-    """The bot queue's client, paired with the games' (:func:`api.botqueue.pair`)."""
-    from api.botqueue import pair
-    from api.redis_io import connect
+    """The bot queue's client, paired with the games' (:func:`service.botqueue.pair`)."""
+    from service.botqueue import pair
+    from service.redis_io import connect
 
     games_url, queue_url = urls
     queue = connect(queue_url)
@@ -172,7 +172,7 @@ def _ask_stop(signum: int, frame: FrameType | None) -> None:
 
 
 def _make_worker(redis: Any, cfg: WorkerConfig) -> SimpleWorker:
-    # the lanes in order (api.botqueue): a run of a person's game before any of a game of bots only
+    # the lanes in order (service.botqueue): a run of a person's game before any of a game of bots only
     return BotWorker(rq_queues(redis, cfg), connection=redis, serializer=SERIALIZER, log_job_description=False)
 
 
@@ -229,7 +229,7 @@ def run_pool(url: Urls, cfg: WorkerConfig, n: int, burst: bool, sweeper: bool, l
              stop: StopFlag | None = None) -> int:
     """N worker processes (forked after the heavy imports) and the sweeper in this one."""
     ctx = multiprocessing.get_context("fork")
-    stop = stop or StopFlag()  # set by the signal handler: no threading.Event (api.procstat.StopFlag)
+    stop = stop or StopFlag()  # set by the signal handler: no threading.Event (service.procstat.StopFlag)
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     own_dir = None
     if args.metrics_port is not None and metrics.multiprocess_dir() is None:
-        # alone on its box: a directory of its own, where its forked processes write (api.metrics)
+        # alone on its box: a directory of its own, where its forked processes write (service.metrics)
         own_dir = os.environ[metrics.ENV_DIR] = metrics.fresh_dir()
     server = None
     try:

@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any
 
-from api.botqueue import BOTS, QueueConfig
 from bots import BUDGET_LIMITS_MS
+from service.botqueue import BOTS, QueueConfig
 
 LEASE_RENEWALS = 3  # a job renews its lease this many times per lease: a slow move never loses it
 
@@ -20,17 +20,17 @@ def _env_float(name: str, default: float) -> float:
 @dataclass(frozen=True)
 class WorkerConfig(QueueConfig):
     """Everything a job, the sweeper and ``canasta worker`` agree on: the queue
-    (:class:`api.botqueue.QueueConfig`, shared with the API) and how the worker plays it."""
+    (:class:`service.botqueue.QueueConfig`, shared with the API) and how the worker plays it."""
 
     lease_ms: int = 5000  # a job holds a game this long without renewing it
     slice_seconds: float = 5.0  # a job plays this long, then hands the game to a new job
-    # in the lane of games of bots only (api.botqueue): nobody waits for them, and a person's
+    # in the lane of games of bots only (service.botqueue): nobody waits for them, and a person's
     # game waits for a worker at most this long (and a bot's decision)
     bots_slice_seconds: float = 0.5
     sweep_seconds: float = 3.0
     deep_sweep_seconds: float = 60.0  # full scan of game keys, for a set entry lost
     budget_ms: float = 75.0  # expert thinking time per decision
-    # where finished games' logs are written before the retention lets them go (api.retention);
+    # where finished games' logs are written before the retention lets them go (service.retention);
     # "": not archived
     archive_dir: str = ""
 

@@ -1,7 +1,7 @@
 """The RQ job that plays a run of bot turns.
 
 The API enqueues it by name after every change after which a bot is to act
-(:mod:`api.botqueue`: job ids, the awaiting set, the lease check). One job plays a *run*:
+(:mod:`service.botqueue`: job ids, the awaiting set, the lease check). One job plays a *run*:
 every bot move until a person is to act or the game ends (:mod:`worker.runner`); who
 answers for a game when no job does: :mod:`worker.recovery`.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import redis
 from rq import get_current_job
 
-from api import metrics
+from service import metrics
 from worker.config import WorkerConfig
 from worker.runner import BotRun
 
@@ -31,7 +31,7 @@ RECONNECT_PAUSES = (0.2, 0.5, 1.0, 2.0)  # then 2 s between tries
 
 
 def play_bot_turns(game_id: str, version: int, prefix: str, attempt: int = 0) -> dict[str, Any]:
-    """The RQ job (:data:`api.botqueue.JOB_FUNC`): play the run of bot turns of ``game_id``
+    """The RQ job (:data:`service.botqueue.JOB_FUNC`): play the run of bot turns of ``game_id``
     that starts at ``version``. Counted by outcome (``canasta_bot_runs_total``; ``error``: it
     raised, and the sweeper replaces it), its wait observed (``canasta_bot_wait_seconds``:
     from its making to its start, its client's share's hold included)."""

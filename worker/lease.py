@@ -3,7 +3,7 @@
 ``SET NX PX`` to take it, compare-and-renew and compare-and-delete in Lua so that a job
 whose lease expired never extends or frees the lease of the job that took over.
 
-The calls go straight to a pooled connection (:func:`api.redis_io.execute`), without
+The calls go straight to a pooled connection (:func:`service.redis_io.execute`), without
 redis-py's per-command layers, and the release that ends a run also answers the game's
 version, read atomically with the release, and forgets the game's wait in the awaiting set
 in the same round trip (:meth:`Lease.release_and_version`).
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.redis_io import Script, execute
+from service.redis_io import Script, execute
 
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then

@@ -3,7 +3,7 @@
 Who is responsible for a game where a bot is to act (so that none stalls):
 
 * the job holding the game's lease (``<prefix>:{game}:botlease``) plays on; while a lease
-  is held, :func:`api.botqueue.notify` only records the game, it does not enqueue, and the
+  is held, :func:`service.botqueue.notify` only records the game, it does not enqueue, and the
   holder's own moves do not notify at all (they say so: ``MoveRequest.by_bot_run``);
 * the holder re-reads the game *after* releasing the lease and takes it again if a bot is
   to act, so a move that raced with the release is never left unplayed;
@@ -25,15 +25,15 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.rate_limit import RateLimitRegistry
 
-from api.botqueue import SERIALIZER, BotKeys, BotWork, enqueue, games_of, job_id, rq_queue
-from api.keys import Keys
+from service.botqueue import SERIALIZER, BotKeys, BotWork, enqueue, games_of, job_id, rq_queue
+from service.keys import Keys
 from worker.config import WorkerConfig
 
 log = logging.getLogger("canasta.worker")
 START_GRACE_SECONDS = 2.0  # a started run without its game's lease after this long is dead
 
 # waiting its turn: in RQ's scheduled or deferred registries (jobs of before, when RQ retried
-# failed runs itself), or in the rate-limited set of its client's share (``api.botqueue``)
+# failed runs itself), or in the rate-limited set of its client's share (``service.botqueue``)
 WAITING = (JobStatus.SCHEDULED, JobStatus.DEFERRED, JobStatus.RATE_LIMITED)
 
 

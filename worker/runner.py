@@ -1,6 +1,6 @@
 """One run of bot turns: load, check, choose, apply through the API's move path, repeat.
 
-Moves go through :func:`api.service.apply_move` with the version just read as the expected
+Moves go through :func:`service.games.apply_move` with the version just read as the expected
 version: the same compare-and-set as a person's move, so a move is applied at most once
 whoever else (a retry, a second job, the sweeper's replacement) plays the same game. The
 moves say they are the run's own (``by_bot_run``): the run plays on, so the service
@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 import bots
-from api import metrics
-from api.botqueue import (
+from service import metrics
+from service.botqueue import (
     ANY_VERSION,
     DISCARD,
     BotKeys,
@@ -25,12 +25,12 @@ from api.botqueue import (
     discard_command,
     games_of,
 )
-from api.config import Settings
-from api.keys import Keys
-from api.procstat import StopFlag
-from api.service import Game, MoveRequest, apply_move, game_from_record
-from api.service_errors import IllegalMove, ServiceError, StaleVersion
-from api.store import Store
+from service.config import Settings
+from service.errors import IllegalMove, ServiceError, StaleVersion
+from service.games import Game, MoveRequest, apply_move, game_from_record
+from service.keys import Keys
+from service.procstat import StopFlag
+from service.store import Store
 from worker.config import WorkerConfig
 from worker.lease import Lease
 from worker.recovery import ensure_job
@@ -41,7 +41,7 @@ FALLBACK_AFTER = 2  # failed attempts after which a run plays the random bot
 # Set when this worker process is asked to stop (worker/cli.py): a run then hands its game to
 # a new job after its next move instead of playing out its time slice, so that a stop takes
 # a move's time, not a slice's; the queued job goes on when a worker is back. Set from signal
-# handlers: a StopFlag, not a threading.Event (api.procstat.StopFlag says why).
+# handlers: a StopFlag, not a threading.Event (service.procstat.StopFlag says why).
 STOP = StopFlag()
 MAX_ILLEGAL = 3  # illegal choices in one run before it gives up (the job then fails and retries)
 
@@ -57,7 +57,7 @@ def settings_for(prefix: str) -> Settings:
 
 
 def store_for(redis: Any, prefix: str) -> Store:
-    """The store of the games of the bot queue on ``redis`` (:func:`api.botqueue.games_of`)."""
+    """The store of the games of the bot queue on ``redis`` (:func:`service.botqueue.games_of`)."""
     key = (id(redis), prefix)
     s = _stores.get(key)
     if s is None or s.queue is not redis:
@@ -84,7 +84,7 @@ def bot_to_act(game: Game | None) -> str | None:
 
 class BotRun:
     """Plays one game's bots for one job; holds the game's lease while it plays. ``redis``:
-    the bot queue's client (the games' is paired with it: :func:`api.botqueue.games_of`)."""
+    the bot queue's client (the games' is paired with it: :func:`service.botqueue.games_of`)."""
 
     def __init__(self, redis: Any, cfg: WorkerConfig, game_id: str, token: str, waited: float | None = None) -> None:
         self.redis = redis

@@ -22,8 +22,8 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.rate_limit import RateLimitRegistry
 
-from api import metrics, retention
-from api.botqueue import (
+from service import metrics, retention
+from service.botqueue import (
     ANY_VERSION,
     SERIALIZER,
     BotKeys,
@@ -32,9 +32,9 @@ from api.botqueue import (
     games_of,
     rate_limit_keys_of,
 )
-from api.keys import Keys
-from api.service import game_from_record
-from api.store import RECORD_FIELDS, record_of
+from service.games import game_from_record
+from service.keys import Keys
+from service.store import RECORD_FIELDS, record_of
 from worker.config import WorkerConfig
 from worker.recovery import ensure_job, replace_job
 from worker.runner import bot_to_act, settings_for, store_for
@@ -47,7 +47,7 @@ SCAN_COUNT = 1000  # keys a SCAN step of the deep sweep looks at
 
 def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
     """One pass over the awaiting set; counts of what was found (``awaiting``, ``leased``, ...).
-    ``redis``: the bot queue's client (the games': :func:`api.botqueue.games_of`)."""
+    ``redis``: the bot queue's client (the games': :func:`service.botqueue.games_of`)."""
     keys, api_keys = BotKeys(cfg.prefix), Keys(cfg.prefix)
     games_redis = games_of(redis)
     counts: Counter[str] = Counter()
@@ -82,7 +82,7 @@ def sweep_once(redis: Any, cfg: WorkerConfig) -> Counter[str]:
 
 
 def release_stale_shares(redis: Any, cfg: WorkerConfig) -> int:
-    """Give back the client shares (RQ's rate limits of :mod:`api.botqueue`) that jobs no
+    """Give back the client shares (RQ's rate limits of :mod:`service.botqueue`) that jobs no
     longer hold, and move the runs waiting for them to the queue: what RQ's own maintenance
     does only every ten minutes, and what it does not do at all for a job whose worker was
     killed (RQ calls it "started" until its heartbeat's registry is cleaned). A started job
@@ -140,7 +140,7 @@ def deep_sweep(redis: Any, cfg: WorkerConfig) -> int:
 
 
 def expire_pass(redis: Any, cfg: WorkerConfig) -> list[str]:
-    """The unfinished games that expired since the last pass (:func:`api.retention.expired`)."""
+    """The unfinished games that expired since the last pass (:func:`service.retention.expired`)."""
     settings = settings_for(cfg.prefix)
     gone = retention.expired(retention.Books(redis, cfg.prefix), games_of(redis), Keys(cfg.prefix).state,
                              settings.idle_seconds)
@@ -151,7 +151,7 @@ def expire_pass(redis: Any, cfg: WorkerConfig) -> list[str]:
 
 
 def archive_pass(redis: Any, cfg: WorkerConfig) -> int:
-    """Archive the logs of the games that ended (:func:`api.retention.archive`)."""
+    """Archive the logs of the games that ended (:func:`service.retention.archive`)."""
     store = store_for(redis, cfg.prefix)
 
     def read_log(game_id: str) -> list[bytes] | None:

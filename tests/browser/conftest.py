@@ -21,9 +21,9 @@ import pytest
 from browser_pages import ARTEFACTS, ROOT, Pages
 from playwright.sync_api import Browser, Playwright, sync_playwright
 
-from api.client import Client
-from tests.api.api_servers import api_server
+from client import Client
 from tests.conftest_redis import key_prefix, redis_url  # noqa: F401
+from tests.web.api_servers import api_server
 
 CHROMIUM_CANDIDATES = (
     "/usr/lib/chromium/chromium-headless-shell",

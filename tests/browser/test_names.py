@@ -11,7 +11,7 @@ import pytest
 from browser_pages import Pages
 from playwright.sync_api import Page, expect
 
-from api.client import Client
+from client import Client
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 

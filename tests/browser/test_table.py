@@ -13,7 +13,7 @@ from browser_pages import DESKTOP, Pages, copy_readme_screenshot
 from browser_player import enabled, play_one_move, play_to_the_end, version, wait_for_turn
 from playwright.sync_api import Page, Request, expect
 
-from api.client import ApiProblem, Client
+from client import ApiProblem, Client
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

@@ -1,8 +1,8 @@
-"""`canasta bench replay` (cli/bench_replay.py) runs end to end on a tiny corpus."""
+"""`canasta bench replay` (bench/replay.py) runs end to end on a tiny corpus."""
 
 from __future__ import annotations
 
-from cli import bench_replay
+from bench import replay as bench_replay
 
 
 def test_bench_runs_small(capsys, tmp_path):

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from api.apikeys import ApiKeys
-from api.redis_io import connect
 from cli.keys import main
+from service.apikeys import ApiKeys
+from service.redis_io import connect
 from tests.conftest_redis import key_prefix, redis_url  # noqa: F401
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from api.keys import Keys
-from api.redis_io import connect
+from service.keys import Keys
+from service.redis_io import connect
 from tests.client.test_play_terminal import MENU_KEY, PICK, PREFERENCE, PROMPT, read, transcript
 from tests.conftest_redis import CLUSTER_TESTS, delete_test_keys, queue_client, redis_url  # noqa: F401
 

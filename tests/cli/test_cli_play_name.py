@@ -1,4 +1,4 @@
-"""``canasta play --name``: checked as the server checks it (api.names), before anything starts."""
+"""``canasta play --name``: checked as the server checks it (service.names), before anything starts."""
 
 from __future__ import annotations
 

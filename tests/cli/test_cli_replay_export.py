@@ -12,12 +12,12 @@ import orjson
 import pytest
 
 import engine
-from api.keys import Keys
 from bots.random_bot import random_policy
 from bots.simulate import play_game
 from cli.replay_export import main
 from replay.log import encode_log
 from replay.validate import validate_path
+from service.keys import Keys
 from tests.conftest_redis import key_prefix, redis_client, redis_url  # noqa: F401
 
 GAME = "AbCdEf123456"

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from api.client import Client
-from tests.api.api_servers import api_server, bot_worker
+from client import Client
 from tests.conftest_redis import key_prefix, redis_url  # noqa: F401
+from tests.web.api_servers import api_server, bot_worker
 
 # Streams end after SSE_MAX_SECONDS (the client reconnects with Last-Event-ID); pings keep
 # idle streams visibly alive.

@@ -1,4 +1,4 @@
-"""The Python client (api/client.py) against a real server process, a real bot worker and a
+"""The Python client (client/__init__.py) against a real server process, a real bot worker and a
 real Redis; a loopback proxy loses answers and connections the way networks do."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 import yaml
 from proxy import Proxy
 
-from api.client import (
+from client import (
     NO_RETRY,
     ApiProblem,
     Client,
@@ -27,7 +27,7 @@ from api.client import (
     parse_retry_after,
     tokens_of,
 )
-from tests.api.api_servers import api_server
+from tests.web.api_servers import api_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORT = {"target_score": 1}  # one hand decides the game
@@ -444,7 +444,7 @@ def test_a_game_is_created_with_a_turn_timeout(api: Client) -> None:
 
 
 def test_which_answers_are_retried() -> None:
-    from api.client import _retryable
+    from client import _retryable
 
     def problem(status: int, code: str) -> ApiProblem:
         return ApiProblem(status, {"code": code, "detail": ""})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from api.client import Client, tokens_of
+from client import Client, tokens_of
 from replay.validate import validate_path
 
 ROOT = Path(__file__).resolve().parents[2]

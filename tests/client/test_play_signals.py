@@ -33,7 +33,7 @@ BLOCK, UNBLOCK, INT = int(signal.SIG_BLOCK), int(signal.SIG_UNBLOCK), {int(signa
 
 import engine
 from rich.console import Console
-from api.client import Event
+from client import Event
 from cli import play
 from cli.play_table import Cards
 

@@ -17,7 +17,7 @@ import pexpect
 import psutil
 import pytest
 
-from api.client import ApiProblem, Client, Seat, tokens_of
+from client import ApiProblem, Client, Seat, tokens_of
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from api import Settings, create_app, service  # noqa: E402
-from api.store import Store  # noqa: E402
+import service  # noqa: E402
+from service.store import Store  # noqa: E402
 from tests.conftest_redis import delete_test_keys, queue_client, redis_url  # noqa: E402, F401
+from web import Settings, create_app  # noqa: E402
 from worker.config import WorkerConfig  # noqa: E402
 
 LEASE_MS = 1000  # short, so that the killed-worker test waits ~1 s for the lease to expire
@@ -43,7 +44,7 @@ def worker_env(wprefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def rclient(redis_url: str) -> Iterator[Any]:  # noqa: F811
     """The bot queue's client (RQ, the awaiting set), paired with the games' (on a cluster,
-    the games are elsewhere: :func:`api.botqueue.games_of`)."""
+    the games are elsewhere: :func:`service.botqueue.games_of`)."""
     client = queue_client(redis_url)
     yield client
     client.close()
@@ -57,7 +58,7 @@ def wsettings(redis_url: str, wprefix: str) -> Settings:  # noqa: F811
 
 @pytest.fixture(scope="session")
 def wstore(rclient: Any, wprefix: str) -> Store:
-    from api.botqueue import games_of
+    from service.botqueue import games_of
 
     return Store.for_settings(games_of(rclient), Settings.from_env({"key_prefix": wprefix}), queue=rclient)
 
@@ -104,7 +105,7 @@ def move_events(store: Store, game_id: str) -> list[dict[str, Any]]:
 def run_worker(redis: Any, cfg: WorkerConfig, rounds: int = 50) -> None:
     """In-process SimpleWorker bursts (no fork) until every lane's queue is empty (a run
     handed on at its slice's end, or let through by its client's share, is queued anew)."""
-    from api.botqueue import rq_queues
+    from service.botqueue import rq_queues
     from worker.cli import _make_worker
 
     for _ in range(rounds):

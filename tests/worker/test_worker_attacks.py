@@ -9,9 +9,9 @@ from typing import Any
 
 import orjson
 
-from api import service
-from api.config import Settings
-from api.store import Store
+import service
+from service.config import Settings
+from service.store import Store
 from tests.worker.conftest import event_versions, new_game
 from worker.config import WorkerConfig
 from worker.runner import BotRun

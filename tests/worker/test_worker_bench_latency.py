@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from api.redis_io import connect
+from bench.bots import main
+from service.redis_io import connect
 from tests.conftest_redis import CLUSTER_TESTS, queue_client
-from worker.bench import main
 
 BURST = ["--games", "4", "--seconds", "1.5", "--warmup", "0.5", "--pool", "1", "--drivers", "1",
          "--think-ms", "20", "--think-jitter", "0", "--bot", "greedy"]

@@ -8,8 +8,8 @@ import re
 import pytest
 
 import bots
+from bench import bots as bench
 from bots.greedy import Greedy
-from worker import bench
 
 
 def test_strength_prints_each_pairing_with_an_interval_and_the_thinking_times(

@@ -12,10 +12,10 @@ from typing import Any
 
 import orjson
 
-from api import service
-from api.botqueue import BotKeys as Keys
-from api.config import Settings
-from api.store import Store
+import service
+from service.botqueue import BotKeys as Keys
+from service.config import Settings
+from service.store import Store
 from tests.worker.conftest import LEASE_MS, event_versions, new_game
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The bots' fair share (api.botqueue): a person's game before games of bots only, and one
+"""The bots' fair share (service.botqueue): a person's game before games of bots only, and one
 client's many games limited to its share of runs at once, on a real Redis and real RQ."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from typing import Any
 
 from rq.job import Job, JobStatus
 
-from api import service
-from api.botqueue import BOTS, PERSONS, BotKeys, BotWork, games_of, job_id, rq_queue
-from api.clients import Client, Quotas
-from api.config import Settings
-from api.store import Store
+import service
+from service.botqueue import BOTS, PERSONS, BotKeys, BotWork, games_of, job_id, rq_queue
+from service.clients import Client, Quotas
+from service.config import Settings
+from service.store import Store
 from tests.worker.conftest import run_worker
 from worker.cli import _make_worker
 from worker.config import WorkerConfig

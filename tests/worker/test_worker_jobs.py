@@ -10,14 +10,14 @@ import pytest
 from rq.job import Job
 
 import bots
-from api import service
-from api.botqueue import BotKeys as Keys
-from api.botqueue import BotWork, games_of, job_id, notify
-from api.botqueue import rq_queue as queue
-from api.config import Settings
-from api.store import Store
+import service
 from engine.rules import DEFAULT_MAX_HANDS
 from replay.validate import validate_bytes
+from service.botqueue import BotKeys as Keys
+from service.botqueue import BotWork, games_of, job_id, notify
+from service.botqueue import rq_queue as queue
+from service.config import Settings
+from service.store import Store
 from tests.worker.conftest import event_versions, move_events, new_game, run_worker
 from worker.config import WorkerConfig
 from worker.recovery import ensure_job
@@ -214,7 +214,7 @@ def test_job_ids_use_only_the_allowed_characters(bad: str) -> None:
 
 def test_release_reads_the_version_with_the_release_and_frees_only_its_own_lease(
         wstore: Store, wsettings: Settings, rclient: Any, cfg: WorkerConfig) -> None:
-    from api.botqueue import games_of
+    from service.botqueue import games_of
     from worker.lease import Lease
 
     games = games_of(rclient)  # a lease lives beside its game (a cluster's node of the game)
@@ -239,7 +239,7 @@ def test_release_reads_the_version_with_the_release_and_frees_only_its_own_lease
     # a script the server does not know (lost, or never loaded) is loaded and run again
     import uuid
 
-    from api.redis_io import Script, execute
+    from service.redis_io import Script, execute
 
     fresh = Script(f"return ARGV[1] -- {uuid.uuid4().hex}")
     assert execute(games, fresh.command([], ["x"]), ("GET", key), scripts=(fresh,)) == [b"x", None]

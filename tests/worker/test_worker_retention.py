@@ -1,4 +1,4 @@
-"""The books of games (api.retention): an unfinished game that expired is counted once, and a
+"""The books of games (service.retention): an unfinished game that expired is counted once, and a
 finished game's log is archived before the retention lets it go."""
 
 from __future__ import annotations
@@ -7,10 +7,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from api import retention, service
-from api.config import Settings
-from api.store import Store
+import service
 from replay.validate import validate_path
+from service import retention
+from service.config import Settings
+from service.store import Store
 from tests.worker.conftest import new_game, run_worker
 from worker.config import WorkerConfig
 from worker.sweeper import archive_pass, expire_pass

@@ -9,10 +9,10 @@ import time
 from typing import Any
 
 import engine
-from api import service
-from api.botqueue import BotKeys as Keys
-from api.botqueue import games_of
-from api.store import Store
+import service
+from service.botqueue import BotKeys as Keys
+from service.botqueue import games_of
+from service.store import Store
 from tests.worker.conftest import move_events
 from tests.worker.test_worker_cli import kill_group, wait_for, worker
 

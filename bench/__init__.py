@@ -1,0 +1,3 @@
+"""Benchmarks (not tests), one module per ``canasta bench WHAT`` (``cli/bench.py``): each
+measures against a baseline taken in the same run and prints a small table; the current
+figures are in ``BENCHMARKS.md``."""
