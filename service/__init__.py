@@ -24,6 +24,7 @@ from service.games import (
     authenticate,
     cached_game,
     commit_args,
+    commit_steps,
     create_game,
     event_envelope,
     game_from_record,
@@ -32,8 +33,10 @@ from service.games import (
     join_seat,
     judge_move,
     load_game,
+    loaded,
     move_fingerprint,
     move_result,
+    move_steps,
     must_settle,
     not_durable,
     parse_state,
@@ -48,9 +51,9 @@ from service.games import (
 
 __all__ = [
     "CACHE", "DEFAULT_TURN_TIMEOUT", "Game", "GameCache", "MoveRequest", "MoveResult", "apply_move",
-    "assign_bot", "authenticate", "cached_game", "commit_args", "create_game", "event_envelope",
-    "game_from_record", "game_view", "hint", "join_seat", "judge_move", "load_game",
-    "move_fingerprint", "move_result", "must_settle", "not_durable", "parse_state",
+    "assign_bot", "authenticate", "cached_game", "commit_args", "commit_steps", "create_game", "event_envelope",
+    "game_from_record", "game_view", "hint", "join_seat", "judge_move", "load_game", "loaded",
+    "move_fingerprint", "move_result", "move_steps", "must_settle", "not_durable", "parse_state",
     "prepare_move", "read_log", "remember", "render_event", "settle", "take_seat_back",
     "withheld_reason",
 ]

@@ -17,6 +17,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import orjson
@@ -38,10 +39,13 @@ from service.errors import (
     NotFound,
     NotYourTurn,
     SeatControlDenied,
+    ServiceError,
     StaleVersion,
     Unavailable,
     Unprocessable,
 )
+from service.steps import Commit as StepCommit
+from service.steps import Load, Recall, Settle, Steps, run
 from service.store import Commit, NotDurable, Record, Store
 from service.tokens import find_seat, hash_token, new_game_id, new_token, seal_token, unseal_token
 
@@ -146,7 +150,15 @@ def cached_game(game_id: str, version: int) -> Game | None:
 
 
 def load_game(store: Store, game_id: str) -> Game:
-    return game_from_record(game_id, _load_record(store, game_id))
+    return run(store, loaded(game_id))
+
+
+def loaded(game_id: str) -> Steps[Game]:
+    """The game as Redis holds it now (404 ``game_not_found`` when there is none)."""
+    record = yield Load(game_id)
+    if record is None:
+        raise GameNotFound(game_id)
+    return game_from_record(game_id, record)
 
 
 def _load_record(store: Store, game_id: str) -> Record:
@@ -364,24 +376,29 @@ def for_each_viewer(players: int, data: Callable[[int | None], dict[str, Any]]) 
 
 def commit_change(store: Store, settings: Settings, game_id: str, before: Game | None, change: Change, *,
                   by_bot_run: bool = False) -> Commit:
+    """The one way a game changes (:func:`commit_steps`), with the blocking client."""
+    return run(store, commit_steps(settings, game_id, before, change, by_bot_run=by_bot_run))
+
+
+def commit_steps(settings: Settings, game_id: str, before: Game | None, change: Change, *,
+                 by_bot_run: bool = False) -> Steps[Commit]:
     """The one way a game changes: one compare-and-set against ``before``'s version
     (``None``: the game is created), which writes the state, the meta, the event, the log
     lines and the idempotency record together and is durable when it returns
-    (:meth:`service.store.Store.commit`, :mod:`service.durability`). Then, for ``ok``, :func:`settle`:
-    the committed game is remembered for the next request (:data:`CACHE`), the bot queue is
-    told when a bot is to act (not after the bot run's own moves, ``by_bot_run``: it plays
-    on), and old log lines are folded. ``stale`` and ``replay`` wrote nothing.
-
-    The event loop's move route (``web.loop_routes``) makes the same round trip with
-    :func:`commit_args` and the same steps after it (:func:`not_durable`, :func:`settle`)."""
+    (:meth:`service.store.Store.commit`, :mod:`service.durability`). Then, for ``ok``: the
+    committed game is remembered for the next request (:data:`CACHE`) and, when there is
+    anything to do (:func:`must_settle`), :func:`settle`: the bot queue is told when a bot is
+    to act (not after the bot run's own moves, ``by_bot_run``: it plays on), and old log
+    lines are folded. ``stale`` and ``replay`` wrote nothing."""
     try:
-        result = store.commit(**commit_args(settings, game_id, before, change))
+        result = yield StepCommit(game_id, commit_args(settings, game_id, before, change))
     except NotDurable as e:
-        not_durable(store, game_id, change, e, by_bot_run=by_bot_run)
+        yield Settle(partial(not_durable, by_bot_run=by_bot_run), (game_id, change, e))
         raise
     if result.outcome == "ok":
         remember(game_id, change, result)
-        settle(store, game_id, change, result, by_bot_run=by_bot_run)
+        if must_settle(change, result, by_bot_run=by_bot_run):
+            yield Settle(partial(settle, by_bot_run=by_bot_run), (game_id, change, result))
     return result
 
 
@@ -858,27 +875,38 @@ class MoveResult:
 
 
 def apply_move(store: Store, settings: Settings, move: MoveRequest, *, game: Game | None = None) -> MoveResult:
+    """:func:`move_steps` with the blocking client (the bot worker's moves)."""
+    return run(store, move_steps(settings, move, game))
+
+
+def move_steps(settings: Settings, move: MoveRequest, game: Game | None = None) -> Steps[MoveResult]:
     """Judge ``move`` and apply it in one compare-and-set, or raise the refusal: the game
     or the seat not found, not started or over, a stale version, not the seat's turn, a
     bot's seat, an illegal move, a reused Idempotency-Key with another action.
 
-    ``game``: the game as the caller just read it (saves a read; the compare-and-set still
-    checks its version).
+    ``game``: the game as the caller just read it, or as this process cached it (saves a
+    read; the compare-and-set checks its version and commit).
+
+    A move sent again with its Idempotency-Key is answered as it was the first time,
+    whatever changed since (the seat handed to a bot, the game over, a newer version): the
+    compare-and-set finds the key's stored answer before it looks at the version
+    (``replay``), and a refusal looks for it (:class:`Recall`) before it is raised.
     """
     if game is None or game.id != move.game_id:
-        game = load_game(store, move.game_id)
+        game = yield from loaded(move.game_id)
     fingerprint = move_fingerprint(move)
-    if move.idempotency_key is not None and not move.dry_run:
-        # before any check of the game as it is now: a move applied is answered as it was,
-        # whatever changed since (the seat handed to a bot, the game over, a newer version)
-        record = store.get_idempotency(move.game_id, move.seat, move.idempotency_key, settings.idempotency_seconds)
-        if record is not None:
-            return _replay(record, fingerprint)
-    after = judge_move(game, move)
+    try:
+        after = judge_move(game, move)
+    except ServiceError:
+        if move.idempotency_key is not None and not move.dry_run:
+            record = yield Recall(move.game_id, move.seat, move.idempotency_key, settings.idempotency_seconds)
+            if record is not None:
+                return _replay(record, fingerprint)
+        raise
     if move.dry_run:
         return MoveResult(dry_run_answer(game, move.seat, move.action, after), game.version, dry_run=True)
     prepared = prepare_move(settings, game, move, after, fingerprint)
-    result = commit_change(store, settings, game.id, game, prepared.change, by_bot_run=move.by_bot_run)
+    result = yield from commit_steps(settings, game.id, game, prepared.change, by_bot_run=move.by_bot_run)
     return move_result(prepared, result)
 
 

@@ -7,6 +7,7 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,13 +262,12 @@ def checked_token(token: str | None) -> str | None:
     return token
 
 
-def if_match_version(current: int) -> int | None:
+def if_match_of(header: str | None, current: int) -> int | None:
     """The version ``If-Match`` asks for (428 when missing; None for ``*``): ``current``
     when it is among the listed ETags (RFC 9110 13.1.1: any match will do), else the newest
     listed (a stale version), else -1 (only weak ETags: never current). A part that is no
     ETag of this API (``"<digits>"``, or weak ``W/"<digits>"``) is 400: a client that sent
     ``17`` without its quotes learns that, not that its version is stale."""
-    header = request.environ.get("HTTP_IF_MATCH")
     if header is None or not header.strip():
         raise ApiError(428, "precondition_required",
                        "Send If-Match with the game's ETag (GET /games/{id} gives it).")
@@ -283,11 +283,6 @@ def if_match_version(current: int) -> int | None:
     if current in versions:
         return current
     return max(versions) if versions else -1
-
-
-def idempotency_key() -> str | None:
-    """The ``Idempotency-Key`` header, hashed into a safe Redis key part (:func:`idempotency_key_of`)."""
-    return idempotency_key_of(request.environ.get("HTTP_IDEMPOTENCY_KEY"))
 
 
 def idempotency_key_of(value: str | None) -> str | None:
@@ -363,10 +358,9 @@ def weak_key(value: str) -> str | None:
     return None
 
 
-def bool_arg(name: str) -> bool:
-    if not request.environ.get("QUERY_STRING"):
-        return False
-    value = request.args.get(name)
+def bool_of(args: Mapping[str, str], name: str) -> bool:
+    """A query argument that is true or false (absent: false; 400 otherwise)."""
+    value = args.get(name)
     if value is None:
         return False
     if value.lower() in ("true", "1"):

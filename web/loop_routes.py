@@ -34,40 +34,33 @@ import collections
 import logging
 import re
 from concurrent.futures import Executor
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import redis
 from flask import Flask
+from marshmallow import Schema
 
-import service
 from service import metrics
-from service.errors import ServiceError
 from service.redis_io import first_key
-from service.store import NotDurable, record_of
-from web import middleware
-from web.http import (
-    _ETAG_RE,
-    JSON,
-    PRIVATE,
-    SMALL_BODY,
-    Ctx,
-    ascii_number,
-    bearer_of,
-    etag,
-    etag_matches,
-    idempotency_key_of,
-    load_body,
-    read_headers,
-)
-from web.problems import ApiError, not_durable_problem, problem_headers
+from service.steps import Commit, Load, Settle, Steps
+from service.store import NotDurable, Record, record_of
+from web import answers, middleware
+from web.http import JSON, SMALL_BODY, Ctx, LoadedBodies, ascii_number, load_body
+from web.problems import not_durable_problem, problem_headers
 from web.redis_aio import AioRedis, Unanswered
-from web.routes.games import move_bodies, move_schema
 
 log = logging.getLogger("canasta.api")
 
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
 Scope = dict[str, Any]
+
+NO_ARGS: dict[str, str] = {}  # the loop takes no request with a query
+
+
+def _no_body(schema: Schema, memo: LoadedBodies | None) -> dict[str, Any]:
+    raise AssertionError("a read has no body")  # the loop hands a read with a body to Flask
+
 
 MOVE_PATH = re.compile(r"^/games/([A-Za-z0-9_-]{12})/moves$")
 GAME_PATH = re.compile(r"^/games/([A-Za-z0-9_-]{12})$")
@@ -211,102 +204,100 @@ class LoopRoutes:
             raise ToFlask  # a read with a body: Flask reads it, and answers as it does
         return await self._read(scope, headers, m.group(1))
 
-    # -- POST /games/{id}/moves ------------------------------------------------------------
+    # -- POST /games/{id}/moves: web.answers.move ------------------------------------------
     async def _move(self, scope: Scope, headers: dict[str, str], game_id: str, body: bytes) -> Answer:
         if headers.get("CONTENT_TYPE") != JSON or "HTTP_TRANSFER_ENCODING" in headers:
-            raise ToFlask
+            raise ToFlask  # a body of another media type, or streamed: Werkzeug reads it
         length = headers.get("CONTENT_LENGTH", "")
         if not ascii_number(length) or int(length) != len(body) or len(body) > min(SMALL_BODY, self.settings.max_body_bytes):
             raise ToFlask
-        m = _ETAG_RE.match(headers.get("HTTP_IF_MATCH", "").strip())
-        if m is None:
-            raise ToFlask
-        version = int(m.group(1))
-        try:
-            token = bearer_of(headers.get("HTTP_AUTHORIZATION"))
-            key = idempotency_key_of(headers.get("HTTP_IDEMPOTENCY_KEY"))
-        except ApiError:
-            raise ToFlask from None
-        if token is None:
-            raise ToFlask
         counted = await self._count(scope, headers, "games.post_move")
-        game = service.cached_game(game_id, version) or await self._game(game_id)
-        if game is None:
-            raise ToFlask(counted)
+
+        def loaded_body(schema: Schema, memo: LoadedBodies | None) -> dict[str, Any]:
+            return load_body(body, schema, memo)
+
+        asked = answers.Asked(game_id, headers, NO_ARGS, loaded_body)
         try:
-            seat = service.authenticate(game, token)
-            assert seat is not None
-            action = load_body(body, move_schema, move_bodies)["action"]
-            move = service.MoveRequest(game_id, seat, action, version, key)
-            after = service.judge_move(game, move)
-            prepared = service.prepare_move(self.settings, game, move, after, service.move_fingerprint(move))
-        except Exception:  # noqa: BLE001 - a refusal, or a failure nobody foresaw (an engine bug), before
-            raise ToFlask(counted) from None  # any write: Flask judges again and answers (a 500: problem+json, logged)
+            reply = await self._run(answers.move(self.settings, asked), counted)
+        except NotDurable:
+            problem = not_durable_problem()
+            return self._respond(problem.status, problem_headers(problem), orjson.dumps(problem.to_dict()), headers)
+        return self._reply(reply, headers)
+
+    # -- GET /games/{id}: web.answers.read ---------------------------------------------------
+    async def _read(self, scope: Scope, headers: dict[str, str], game_id: str) -> Answer:
+        counted = await self._count(scope, headers, "games.get_game")
+        asked = answers.Asked(game_id, headers, NO_ARGS, _no_body)
+        return self._reply(await self._run(answers.read(asked), counted), headers)
+
+    # -- the driver ----------------------------------------------------------------------------
+    async def _run(self, steps: Steps[answers.Reply], counted: int | None) -> answers.Reply:
+        """Drive ``steps`` (:mod:`service.steps`) on the loop: the game and the
+        compare-and-set over the shared connection, the settling in a thread. A refusal, a
+        failure nobody foresaw (an engine bug: Flask's problem+json 500, logged), a step the
+        loop does not take (:class:`service.steps.Recall`, on the way to a refusal) or a
+        Redis that does not answer: Flask answers instead (:class:`ToFlask`), running the
+        same steps. A change made but not confirmed on disk is raised as ``NotDurable``."""
+        reply: Any = None
+        failure: Exception | None = None
+        while True:
+            try:
+                step = steps.send(reply) if failure is None else steps.throw(failure)
+            except StopIteration as done:
+                return cast(answers.Reply, done.value)
+            except NotDurable:
+                raise
+            except Exception:  # noqa: BLE001 - see above: Flask answers it as it answers every request
+                raise ToFlask(counted) from None
+            reply, failure = None, None
+            if isinstance(step, Load):
+                reply = await self._record(step.game_id, counted)
+            elif isinstance(step, Commit):
+                try:
+                    reply = await self._commit(step, counted)
+                except NotDurable as e:
+                    log.error("a change was not confirmed durable: %s", e)
+                    failure = e
+            elif isinstance(step, Settle):
+                await self._in_thread(step.fn, self.store, *step.args)
+            else:
+                raise ToFlask(counted)
+
+    async def _commit(self, step: Commit, counted: int | None) -> Any:
         store = self.store
         if store.durability == "fsync" and not store.fsync_known():
             raise ToFlask(counted)  # Flask asks the server, and the next moves come here again
-        commands = store.commit_commands(**service.commit_args(self.settings, game_id, game, prepared.change))
+        commands = store.commit_commands(**step.args)
         assert self.redis is not None
         try:
-            replies = await self.redis.send(commands, store.keys.state(game_id))
-            await self.turns.take()  # after each wait, the work goes on in its turn
-            result = store.commit_outcome(replies)
-        except NotDurable as e:
-            log.error("a change was not confirmed durable: %s", e)
-            await self._in_thread(service.not_durable, store, game_id, prepared.change, e)
-            problem = not_durable_problem()
-            return self._respond(problem.status, problem_headers(problem), orjson.dumps(problem.to_dict()), headers)
+            replies = await self.redis.send(commands, store.keys.state(step.game_id))
         except Unanswered:
             metrics.count_redis_error("api")
             raise ToFlask(counted) from None
+        await self.turns.take()  # after each wait, the work goes on in its turn
+        try:
+            return store.commit_outcome(replies)
         except redis.ResponseError:
             raise ToFlask(counted) from None
-        if result.outcome != "ok":
-            raise ToFlask(counted)
-        service.remember(game_id, prepared.change, result)
-        if service.must_settle(prepared.change, result):
-            await self._in_thread(service.settle, store, game_id, prepared.change, result)
-        answer = service.move_result(prepared, result)
-        return self._respond(200, [("Content-Type", JSON), ("ETag", etag(answer.version)),
-                                   ("Cache-Control", PRIVATE)], orjson.dumps(answer.body), headers)
 
-    # -- GET /games/{id} -------------------------------------------------------------------
-    async def _read(self, scope: Scope, headers: dict[str, str], game_id: str) -> Answer:
-        try:
-            token = bearer_of(headers.get("HTTP_AUTHORIZATION"))
-        except ApiError:
-            raise ToFlask from None
-        counted = await self._count(scope, headers, "games.get_game")
-        game = await self._game(game_id)
-        if game is None:
-            raise ToFlask(counted)
-        try:
-            seat = service.authenticate(game, token)
-        except ServiceError:
-            raise ToFlask(counted) from None
-        fields = read_headers(game.version, seat)
-        if etag_matches(headers.get("HTTP_IF_NONE_MATCH"), game.version):
-            return self._respond(304, fields, b"", headers)
-        try:
-            body = orjson.dumps(service.game_view(game, seat, with_rules=True))
-        except Exception:  # noqa: BLE001 - as a move's judging: Flask's problem+json 500, logged
-            raise ToFlask(counted) from None
-        return self._respond(200, [("Content-Type", JSON), *fields], body, headers)
-
-    # -- the parts ---------------------------------------------------------------------------
-    async def _game(self, game_id: str) -> service.Game | None:
-        """The game as Redis holds it now (this process's parse of it when it has one); None
-        when Flask must answer (no such game: 404; no answer from Redis)."""
+    async def _record(self, game_id: str, counted: int | None) -> Record | None:
+        """The game's record as Redis holds it now (None: no such game)."""
         assert self.redis is not None
         command = self.store.load_command(game_id)
         try:
             (reply,) = await self.redis.send([command], command[1])
         except Unanswered:
             metrics.count_redis_error("api")
-            return None
+            raise ToFlask(counted) from None
         await self.turns.take()
-        record = None if isinstance(reply, Exception) else record_of(reply)
-        return service.game_from_record(game_id, record) if record is not None else None
+        if isinstance(reply, Exception):
+            raise ToFlask(counted)
+        return record_of(reply)
+
+    def _reply(self, reply: answers.Reply, headers: dict[str, str]) -> Answer:
+        body = b"" if reply.body is None else orjson.dumps(reply.body)
+        fields = reply.headers if reply.body is None else [("Content-Type", JSON), *reply.headers]
+        return self._respond(reply.status, fields, body, headers)
 
     async def _count(self, scope: Scope, headers: dict[str, str], endpoint: str) -> int | None:
         """Count the request as ``web.middleware`` does (None: the limiter is off). Over a

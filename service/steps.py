@@ -1,0 +1,90 @@
+"""A change of a game written once, as steps that ask for their Redis round trips instead of
+making them.
+
+The code that decides a change (:func:`service.games.move_steps`, :func:`commit_steps`) is a
+generator: it yields a step (:class:`Load`, :class:`Recall`, :class:`Commit`,
+:class:`Settle`), its driver performs it and sends the reply back (or throws the failure
+in). Why: the same move is answered by Flask's threads and the bot worker, which talk to
+Redis with the blocking client (:func:`run`), and by the event loop, which sends the same
+commands over one pipelined connection (``web.loop_routes``). With the steps written once,
+those are two drivers of one piece of code, not two copies of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from service.store import Store
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Load:
+    """Read the game's record. Reply: the :class:`service.store.Record`, or None (no game)."""
+
+    game_id: str
+
+
+@dataclass(frozen=True)
+class Recall:
+    """Read the answer stored for an Idempotency-Key (its expiry restarts). Reply: the
+    stored bytes, or None."""
+
+    game_id: str
+    seat: int
+    key: str
+    seconds: int
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The compare-and-set of a change: ``args`` are :meth:`service.store.Store.commit`'s.
+    Reply: the store's ``Commit``; a change not confirmed on disk is thrown in as
+    :class:`service.store.NotDurable`."""
+
+    game_id: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Settle:
+    """Follow-ups of a commit that use the blocking client (the bot queue, the log's fold,
+    the books of games): ``fn(store, *args)``. Reply: None."""
+
+    fn: Callable[..., None]
+    args: tuple[Any, ...]
+
+
+Step = Load | Recall | Commit | Settle
+Steps = Generator[Step, Any, T]
+
+
+def run(store: Store, steps: Steps[T]) -> T:
+    """Drive ``steps`` to their end with the blocking client; what they raise is raised."""
+    reply: Any = None
+    failure: Exception | None = None
+    while True:
+        try:
+            step = steps.send(reply) if failure is None else steps.throw(failure)
+        except StopIteration as done:
+            return done.value
+        reply, failure = None, None
+        try:
+            reply = perform(store, step)
+        except Exception as e:  # noqa: BLE001 - thrown into the steps, which decide (or re-raise)
+            failure = e
+
+
+def perform(store: Store, step: Step) -> Any:
+    """One step, with the blocking client."""
+    if isinstance(step, Load):
+        return store.load(step.game_id)
+    if isinstance(step, Recall):
+        return store.get_idempotency(step.game_id, step.seat, step.key, step.seconds)
+    if isinstance(step, Commit):
+        return store.commit(**step.args)
+    step.fn(store, *step.args)
+    return None
