@@ -32,7 +32,7 @@ def create_app(config: Settings | dict[str, Any] | None = None) -> Flask:
     settings = config if isinstance(config, Settings) else Settings.from_env(config)
     logs.setup()  # JSON lines on stderr (CANASTA_LOG_FORMAT), unless the host configured logging
     access_log.setLevel(logging.INFO if settings.access_log else logging.WARNING)
-    app = Flask(__name__, static_folder=str(table.STATIC))
+    app = Flask(__name__, static_folder=str(table.STATIC), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     # the moves and reads wait at most for the durability confirmation (and the socket 10 s
     # more): a node that went silent fails them that soon, and the retry finds the new
