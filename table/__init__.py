@@ -1,7 +1,7 @@
-"""The web table: a page (``index.html``), its styles and its ES modules (``js/``), with no
-build step. The HTTP shell serves them (``web.routes.web``); they talk to the server only
-through the public API."""
+"""The web table: a page (``static/index.html``), its styles and its ES modules
+(``static/js/``), with no build step. The HTTP shell serves them (``web.routes.page``); they
+talk to the server only through the public API."""
 
 from pathlib import Path
 
-STATIC = Path(__file__).resolve().parent  # the folder served at /static/
+STATIC = Path(__file__).resolve().parent / "static"  # the folder served at /static/

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flask.testing import FlaskClient
 
-STATIC = Path(__file__).resolve().parents[2] / "table"
+STATIC = Path(__file__).resolve().parents[2] / "table" / "static"
 
 def test_the_page_is_served_with_a_strict_policy(client: FlaskClient) -> None:
     r = client.get("/")
