@@ -1,4 +1,4 @@
-"""The Python client (client/__init__.py) against a real server process, a real bot worker and a
+"""The Python client (client/) against a real server process, a real bot worker and a
 real Redis; a loopback proxy loses answers and connections the way networks do."""
 
 from __future__ import annotations
@@ -444,7 +444,7 @@ def test_a_game_is_created_with_a_turn_timeout(api: Client) -> None:
 
 
 def test_which_answers_are_retried() -> None:
-    from client import _retryable
+    from client.problems import retryable as _retryable
 
     def problem(status: int, code: str) -> ApiProblem:
         return ApiProblem(status, {"code": code, "detail": ""})
