@@ -6,9 +6,9 @@ discards, plays every candidate to the hand's end in the same sampled worlds, wr
 line a decision. ``... sample PRESET FIRST LAST FILE draw,go_out,answer`` samples other kinds of
 decision (:data:`KINDS`) in the same way. ``python -m bots.distillation fit FILE...`` fits both
 models and prints their weights and the gain over the standard bot's choices on held-out
-games, judged by the recorded rollouts (BENCHMARKS.md, issue 15, says what the weights in use
-were fit on). ``python -m bots.distillation audit FILE...`` judges, by the same rollouts, the
-judgment, the expert's search and a search to the hand's end on half the worlds.
+games, judged by the recorded rollouts (docs/benchmarks/bots.md, issue 15, says what the weights
+in use were fit on). ``python -m bots.distillation audit FILE...`` judges, by the same
+rollouts, the judgment, the expert's search and a search to the hand's end on half the worlds.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 In four players the expert's short search (two turns, then the linear estimate of
 :mod:`bots.evaluation`) chooses no better than the standard bot: judged by rollouts to the
-hand's end, its discards gain nothing over the bot's own (BENCHMARKS.md, issue 15). Rollouts
-to the hand's end do see better moves (thirty worlds of them a decision won 65% of the games
-against the standard bot), but cost twenty times the budget. So their judgment is learned
+hand's end, its discards gain nothing over the bot's own (docs/benchmarks/bots.md, issue 15).
+Rollouts to the hand's end do see better moves (thirty worlds of them a decision won 65% of
+the games against the standard bot), but cost twenty times the budget. So their judgment is learned
 offline instead, and costs a few dot products at play:
 
 1. **sampling**: at decisions of standard self-play (:func:`bots.distillation.sample`), the
@@ -67,7 +67,7 @@ HOLD_FEATURES = (
 # meld's. They serve the partnership games where one canasta
 # lets a side go out (:func:`table`): in ``norwegian``, which needs two, the same judgment lost to
 # the standard bot (42.5% of 1 000 games), where in ``classic``, ``bicycle`` and ``wiki`` it won
-# 57-61% (BENCHMARKS.md).
+# 57-61% (docs/benchmarks/bots.md).
 WEIGHTS: dict[str, dict[str, tuple[float, ...]]] = {
     "partners, one canasta": {
         "discard": (0.011, -0.298, 56.497, -17.807, 26.611, 87.990, 22.564, -0.176, 10.223, -33.893, 27.721,

@@ -33,7 +33,8 @@ NAMES = ("table", "meld4", "meld5", "meld6", "cards_early", "cards_late", "value
 # plays alone. The standard weights are the standard bot's of 2026-12-01, before it kept its
 # cards in hand: on its positions of 2026-12-04 (2 000 games a preset) they score R^2 0.219
 # and 0.324, a refit 0.235 and 0.327. The refit made the expert no stronger in four players
-# (51.5% against the standard bot, 53.5% with these, 200 games of seed 600; BENCHMARKS.md),
+# (51.5% against the standard bot, 53.5% with these, 200 games of seed 600;
+# docs/benchmarks/bots.md),
 # and the two-player figures were measured with these, so they stay.
 WEIGHTS: dict[str, dict[str, tuple[float, ...]]] = {
     "standard": {

@@ -29,8 +29,9 @@ weights: partnerships that go out with one canasta), the discards and the choice
 bot's meld and a discard are not searched but judged by linear models fit offline on such
 rollouts; going out, the draw and the answers are still searched.
 
-Measured at 15 ms against the standard bot (BENCHMARKS.md, issue 15): ~78% of ``finnish-2p``
-games, ~62% in four-player ``finnish`` (~50% before the distilled judgment).
+Measured at 15 ms against the standard bot (BENCHMARKS.md; issue 15's sessions in
+docs/benchmarks/bots.md): ~78% of ``finnish-2p`` games, ~62% in four-player ``finnish`` (~50%
+before the distilled judgment).
 """
 
 from __future__ import annotations

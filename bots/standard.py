@@ -38,9 +38,9 @@ club player, completes fewer canastas and goes out half as often):
 
 Opening, canasta building and the partner's melds are greedy's
 (:class:`~bots.greedy.Greedy` already adds to the side's melds and completes canastas first).
-Measured (BENCHMARKS.md, issue 15): against greedy ~76% in four-player ``finnish`` and ~95%
-in ``finnish-2p`` (seeds 520-539 and 500-509 x 200 games; ~62% and ~83% before the cards were
-kept in hand).
+Measured (docs/benchmarks/bots.md, issue 15; today's figures in BENCHMARKS.md): against greedy
+~76% in four-player ``finnish`` and ~95% in ``finnish-2p`` (seeds 520-539 and 500-509 x 200
+games; ~62% and ~83% before the cards were kept in hand).
 Fast: one pass over the legal actions with table look-ups (p99 of CPU per decision ~0.2 ms).
 """
 
@@ -309,7 +309,7 @@ class Standard(Greedy):
         natural pair or triple takes the pile when it comes round, even frozen. They go down
         when they complete a canasta, or all at once on the turn out (the going-out plan comes
         before any meld). Found where the expert's search departs from this bot: in 60 games
-        against greedy it declined 1 700 of the bot's melds and adds (BENCHMARKS.md)."""
+        against greedy it declined 1 700 of the bot's melds and adds (docs/benchmarks/bots.md)."""
         return v.opened(v.team) and v.pile_size >= self.hold_pile
 
     # -- going out --------------------------------------------------------------------------

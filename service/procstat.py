@@ -73,10 +73,10 @@ def settle_collector() -> None:
     A full collection walks every tracked object of the process while holding the
     interpreter: in an API process with 2 500 open streams it took 100-200 ms of CPU
     (200-300 ms of wall time), one pause in the delivery to every listener of the process
-    (BENCHMARKS.md, issue 13). What the imports and the app made at start (modules,
-    classes, functions: half the objects) is frozen, never walked again, and a full pass
-    comes a hundred times less often; the young generations, where a request's garbage
-    dies, are collected as before.
+    (docs/benchmarks/api.md, seventh session). What the imports and the app made at
+    start (modules, classes, functions: half the objects) is frozen, never walked again,
+    and a full pass comes a hundred times less often; the young generations, where a
+    request's garbage dies, are collected as before.
     """
     gc.collect()
     gc.freeze()

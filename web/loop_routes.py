@@ -71,9 +71,10 @@ SHORTEST_WAIT_SECONDS = 2.0
 # flight would each take a step in every turn, and the event hub's wake-up and delivery to a
 # listener (a turn each) would wait behind all of them. Their waits on Redis are not limited,
 # so the pipeline to Redis stays as deep. 200 games at saturation with 5 000 listeners, the
-# quiet 2-core machine (BENCHMARKS.md): 8 a turn, move -> listener p99 28 ms and 2 561 moves/s
-# without listeners; 32: 56 ms, 2 693/s; no limit: 69 ms, 2 817/s (and 111 ms on a busy
-# machine, against 42 ms with 8). Each wait for a turn costs a future and a wake-up.
+# quiet 2-core machine (docs/benchmarks/api.md, ninth session): 8 a turn, move -> listener
+# p99 28 ms and 2 561 moves/s without listeners; 32: 56 ms, 2 693/s; no limit: 69 ms,
+# 2 817/s (and 111 ms on a busy machine, against 42 ms with 8). Each wait for a turn costs a
+# future and a wake-up.
 WORKERS_PER_TURN = 32
 
 
