@@ -1,4 +1,4 @@
--- Fold the oldest plain lines of a game's log into one chunk (api/logcodec.py).
+-- Fold the oldest plain lines of a game's log into one chunk (service/logcodec.py).
 -- KEYS[1] state hash (field logc: how many chunks lead the log)   KEYS[2] log list
 -- ARGV[1] the logc the caller read   ARGV[2] n: plain lines folded   ARGV[3] the chunk
 -- Returns 1 when folded, 0 when the log changed shape meanwhile (nothing is written).
