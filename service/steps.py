@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from service.store import Store
 
@@ -62,20 +62,33 @@ Step = Load | Recall | Commit | Settle
 Steps = Generator[Step, Any, T]
 
 
+@dataclass(frozen=True)
+class Done(Generic[T]):
+    """The steps ended with ``value``."""
+
+    value: T
+
+
+def advance(steps: Steps[T], reply: Any, failure: Exception | None) -> Step | Done[T]:
+    """The next step of ``steps``, given the last one's reply (or its failure, thrown in);
+    :class:`Done` when they end. What the steps raise is raised."""
+    try:
+        return steps.send(reply) if failure is None else steps.throw(failure)
+    except StopIteration as end:
+        return Done(end.value)
+
+
 def run(store: Store, steps: Steps[T]) -> T:
     """Drive ``steps`` to their end with the blocking client; what they raise is raised."""
     reply: Any = None
     failure: Exception | None = None
-    while True:
-        try:
-            step = steps.send(reply) if failure is None else steps.throw(failure)
-        except StopIteration as done:
-            return done.value
+    while not isinstance(step := advance(steps, reply, failure), Done):
         reply, failure = None, None
         try:
             reply = perform(store, step)
         except Exception as e:  # noqa: BLE001 - thrown into the steps, which decide (or re-raise)
             failure = e
+    return step.value
 
 
 def perform(store: Store, step: Step) -> Any:

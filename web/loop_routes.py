@@ -34,7 +34,7 @@ import collections
 import logging
 import re
 from concurrent.futures import Executor
-from typing import Any, cast
+from typing import Any
 
 import orjson
 import redis
@@ -43,7 +43,7 @@ from marshmallow import Schema
 
 from service import metrics
 from service.redis_io import first_key
-from service.steps import Commit, Load, Settle, Steps
+from service.steps import Commit, Done, Load, Settle, Steps, advance
 from service.store import NotDurable, Record, record_of
 from web import answers, middleware
 from web.http import JSON, SMALL_BODY, Ctx, LoadedBodies, ascii_number, load_body
@@ -243,13 +243,13 @@ class LoopRoutes:
         failure: Exception | None = None
         while True:
             try:
-                step = steps.send(reply) if failure is None else steps.throw(failure)
-            except StopIteration as done:
-                return cast(answers.Reply, done.value)
+                step = advance(steps, reply, failure)
             except NotDurable:
                 raise
             except Exception:  # noqa: BLE001 - see above: Flask answers it as it answers every request
                 raise ToFlask(counted) from None
+            if isinstance(step, Done):
+                return step.value
             reply, failure = None, None
             if isinstance(step, Load):
                 reply = await self._record(step.game_id, counted)
