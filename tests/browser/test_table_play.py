@@ -149,7 +149,7 @@ def test_a_move_not_allowed_says_why_from_the_server(pages: Pages, api: Client) 
 
 def _watch_moves(page: Page) -> None:
     """Record, in the page, each move the table shows: its text and when it appeared."""
-    page.evaluate("""() => {
+    page.evaluate(r"""() => {
       window.shown = [];
       const seen = () => {
         const now = document.querySelector('#now-playing span')?.textContent.replace(/^▶\s*/, '');

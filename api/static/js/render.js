@@ -298,7 +298,7 @@ function meldItem(m, addable, onMeld, moved = false) {
       h('button', { type: 'button', class: 'meld-target', 'data-focus': `meld-${m.rank}`, 'aria-label': `Add the selected cards to the ${label}`,
         onclick: () => onMeld(m.rank) }, body));
   }
-  return h('li', { class: cls, 'data-rank': m.rank, role: 'group', 'aria-label': label }, body);
+  return h('li', { class: cls, 'data-rank': m.rank, 'aria-label': label }, body);
 }
 
 function plural(n, word) {

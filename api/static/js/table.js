@@ -581,7 +581,7 @@ class GameTable {
       this.paceControl(),
       this.moved ? h('p', { id: 'now-playing', class: 'now-playing' },
         h('span', {}, '▶ ', this.moved.text), this.moved.cards.length ? R.cardRow(this.moved.cards, 'the cards played') : null, ' ',
-        h('button', { type: 'button', id: 'skip', 'data-focus': 'skip', onclick: () => this.skip() }, 'Skip ⏭')) : null);
+        h('button', { type: 'button', id: 'skip', 'data-focus': 'skip', onclick: () => this.skip() }, 'Skip »')) : null);
   }
 
   // How fast the other seats' moves are shown.
