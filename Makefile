@@ -12,8 +12,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# make run ARGS="--port 8080 --data-dir /tmp/canasta": any option of canasta serve
 run: $(STAMP)
-	$(BIN)/canasta serve
+	$(BIN)/canasta serve $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

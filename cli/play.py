@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import queue
+import shutil
 import signal
 import sys
 import threading
@@ -68,8 +69,20 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _READING = False  # the main thread is in input(): the one wait a stop signal's handler raises in
 
 
+DESCRIPTION = """\
+Play Canasta in the terminal: you are seat 0, the other seats are bots (or friends who join
+from a link). Without --api, the game's server is started here for the game (a private
+Valkey, the API and a bot worker) and stopped when you leave.
+
+The table is drawn when it is your turn; the other players' moves are printed as they are
+made. You are offered only the moves the server allows now: type a move's key, then pick
+from the list it shows, or type the cards at once (x 7h, m 7h 7d 7s + kd kh jk). A move the
+server refuses shows its reason. ? at the prompt lists the keys; Ctrl-C, Ctrl-D or quit
+leaves."""
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="canasta play", description=__doc__,
+    p = argparse.ArgumentParser(prog="canasta play", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", default="finnish", help="the rules (canasta rules lists them; default finnish)")
     p.add_argument("--players", type=int, help="number of players (default: the preset's, or one more than --bots)")
@@ -481,7 +494,7 @@ class PlaySession:
         if name == "table":
             self.shown = -1
         elif name == "help":
-            self.console.print(prompts.__doc__ or "")
+            self.console.print(prompts.HELP)
             for c in menu:
                 if c.typed:
                     self.console.print(f"  {c.typed}")
@@ -520,8 +533,23 @@ class PlaySession:
         if self.local:
             self.console.print("The local service stops, and the game with it.")
         else:
-            self.console.print(f"Come back with: canasta play --api {self.client.base_url} --game={self.seat.game_id} "
-                               f"--token={self.seat.token}", soft_wrap=True)
+            self.console.print(f"Come back with: {own_command()} play --api {self.client.base_url} "
+                               f"--game={self.seat.game_id} --token={self.seat.token}", soft_wrap=True)
+
+
+def own_command(argv0: str | None = None) -> str:
+    """How to run this ``canasta`` again from here: ``canasta`` where that name on the PATH is
+    this very program, else the path it was started by (``.venv/bin/canasta`` after ``make
+    run``), relative to the working directory when that is shorter."""
+    argv0 = argv0 if argv0 is not None else sys.argv[0]
+    if not argv0 or os.path.basename(argv0) != "canasta" or not os.path.exists(argv0):
+        return "canasta"
+    found = shutil.which("canasta")
+    if found and os.path.realpath(found) == os.path.realpath(argv0):
+        return "canasta"
+    absolute = os.path.abspath(argv0)
+    relative = os.path.relpath(absolute)
+    return relative if len(relative) < len(absolute) and not relative.startswith("..") else absolute
 
 
 if __name__ == "__main__":

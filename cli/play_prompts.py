@@ -19,6 +19,18 @@ from cli.play_table import JOKER, RANK_NAMES, Cards, describe_action, rank_plura
 
 Action = dict[str, Any]
 
+# What ? prints: the keys, in a player's words.
+HELP = """\
+Only the moves you may make now are offered. Type a move's key, then pick from the list it
+shows by number, or type the cards at once:
+  d  draw from the stock            p  take the pile (p 9h 9d: the cards you take it with)
+  s  pass (when the stock is empty) m  meld (m 7h 7d 7s + kd kh jk: one or more melds)
+  a  add to a meld (a k kd)         x  discard (x 7h)
+  o  go out                         q  ask your partner: may I go out?
+  y / n  answer your partner        h  a hint: what a bot would do
+  t  the table again                quit  leave (Ctrl-C, Ctrl-D too)
+Cards are written like 7h, 10s, kd, jk (joker); suits as letters or symbols."""
+
 COMMANDS = {"h": "hint", "t": "table", "?": "help", "quit": "quit", "exit": "quit"}
 SUIT_LETTERS = {"S": "S", "H": "H", "D": "D", "C": "C", "♠": "S", "♥": "H", "♦": "D", "♣": "C"}
 _CARD = re.compile(r"^(10|[A2-9TJQK])([SHDC♠♥♦♣])$", re.IGNORECASE)

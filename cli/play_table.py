@@ -107,13 +107,14 @@ def seat_name(seats: Sequence[Mapping[str, Any]] | None, seat: int | None, me: i
 
 
 def short_name(seats: Sequence[Mapping[str, Any]] | None, seat: int, me: int | None = None) -> str:
-    """A seat in a few words: "you", its player's name, or "seat 2 (greedy)"."""
+    """A seat in a few words: "you", its player's name, or a bot named as every sentence
+    names it ("greedy bot (seat 2)")."""
     if seat == me:
         return "you"
     s = seats[seat] if seats and 0 <= seat < len(seats) else None
     if s is not None and s.get("name"):
         return str(s["name"])
-    return f"seat {seat} ({s['bot']})" if s is not None and s.get("bot") else f"seat {seat}"
+    return seat_name(seats, seat, me)
 
 
 def team_name(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], team: int, me: int | None = None) -> str:
@@ -175,23 +176,34 @@ def describe_move(move: dict[str, Any], seats: Sequence[Mapping[str, Any]], card
     elif kind == "discard":
         what = f"discarded {cards.short(a['card'])}" + (" beside the pile" if move.get("beside_pile") else "")
     elif kind == "ask_go_out":
-        what = "asked: may I go out?"
+        what = "asked their partner: may I go out?"
     elif kind == "answer_go_out":
         what = "answered: yes, go out" if a.get("yes") else "answered: no, play on"
     elif kind == "pass":
         what = "passed"
     else:
         what = f"played {a}"
-    extra = []
-    if move.get("red_threes_laid"):
-        extra.append(f"laid {cards.plain(move['red_threes_laid'])}")
-    first = move.get("first_turn_red_threes")
-    if first:
-        extra.append(f"{seat_name(seats, first['seat'], me)} laid {cards.plain(first['cards'])}")
-    if move.get("hand_end"):
-        extra.append(f"hand {move['hand_end']['hand_end']} is over: {reason_text(move['hand_end'], seats, me)}")
     who = seat_name(seats, move.get("seat"), me)
-    return f"{who[0].upper()}{who[1:]} {what}" + (f"; {'; '.join(extra)}" if extra else "") + "."
+    lines = [f"{who} {what}"]
+    if move.get("red_threes_laid"):
+        lines.append(f"{who} {_red_threes(move['red_threes_laid'], cards)}")
+    first = move.get("first_turn_red_threes")
+    if first:  # the next player's own: a sentence of its own
+        lines.append(f"{seat_name(seats, first['seat'], me)} {_red_threes(first['cards'], cards)}")
+    if move.get("hand_end"):
+        lines.append(f"hand {move['hand_end']['hand_end']} is over: {reason_text(move['hand_end'], seats, me)}")
+    return " ".join(_sentence(line) for line in lines)
+
+
+def _red_threes(codes: Sequence[str], cards: Cards) -> str:
+    return f"laid a red three, {cards.plain(codes)}" if len(codes) == 1 else \
+        f"laid {len(codes)} red threes, {cards.plain(codes)}"
+
+
+def _sentence(text: str) -> str:
+    """A capital first, and a full stop unless the text ends with its own mark."""
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "?", "!")) else text + "."
 
 
 def reason_text(result: dict[str, Any], seats: Sequence[Mapping[str, Any]], me: int | None = None) -> str:
@@ -348,18 +360,41 @@ def memory_lines(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], cards
     return out
 
 
+def _signed(n: int) -> str:
+    return f"+{n}" if n > 0 else str(n)
+
+
+def points_line(view: Mapping[str, Any], team: int) -> Text:
+    """A side's running points as the server counts them (the view's ``running``): this hand's
+    points on the table and what make them, and what the side still needs."""
+    run = (view.get("running") or [None] * (team + 1))[team] if view.get("running") else None
+    total = (view.get("totals") or [0] * (team + 1))[team]
+    if not run:
+        return Text(f"   game total {total}")
+    line = Text("   this hand: ")
+    line.append(f"{run['on_table']} on the table", style="bold")
+    parts = [f"melds {run['melds']}"]
+    natural, mixed = run["canastas"]["natural"], run["canastas"]["mixed"]
+    if natural or mixed:
+        kinds = " + ".join(k for k in (f"{natural} natural" if natural else "", f"{mixed} mixed" if mixed else "") if k)
+        parts.append(f"{kinds} canasta{'s' if natural + mixed > 1 else ''} {_signed(run['canasta_bonus'])}")
+    if run["red_threes"]:
+        parts.append(f"red threes {_signed(run['red_threes'])}")
+    if run["penalties"]:
+        parts.append(f"penalties {_signed(run['penalties'])}")
+    if run.get("opening_needed") is not None:
+        parts.append(f"first meld needs {run['opening_needed']}")
+    if run["canastas_to_go_out"]:
+        parts.append(f"{plural(run['canastas_to_go_out'], 'more canasta')} to go out")
+    line.append(f" ({', '.join(parts)}) · game total {total}")
+    return line
+
+
 def side_block(view: dict[str, Any], seats: Sequence[Mapping[str, Any]], team: int, cards: Cards,
                me: int | None) -> list[RenderableType]:
     mine = team == view.get("team")
     title = Text(("Your side: " if mine else "") + team_name(view, seats, team, me), style="bold")
-    facts = [f"total {(view.get('totals') or [0] * (team + 1))[team]}"]
-    opened = (view.get("opened") or [False] * (team + 1))[team] if view.get("opened") else False
-    facts.append("opened" if opened else
-                 f"not opened: first meld needs {(view.get('opening_minimums') or ['?'] * (team + 1))[team]}")
-    if (view.get("penalties") or [0] * (team + 1))[team]:
-        facts.append(f"penalties {view['penalties'][team]}")
-    title.append("  (" + " · ".join(facts) + ")", style="")
-    out: list[RenderableType] = [title]
+    out: list[RenderableType] = [title, points_line(view, team)]
     reds = (view.get("red_threes") or [[]] * (team + 1))[team] if view.get("red_threes") else []
     if reds:
         line = Text("   red threes: ")
@@ -416,7 +451,8 @@ def table(game: Mapping[str, Any], cards: Cards, rules: dict[str, Any] | None = 
         parts.extend(memory_lines(view, game["seats"], cards, me))
         if me is not None:
             hand = view.get("hand") or []
-            line = Text(f"Your hand ({plural(len(hand), 'card')}): ", style="bold")
+            worth = f", {view['hand_points']} points" if view.get("hand_points") is not None else ""
+            line = Text(f"Your hand ({plural(len(hand), 'card')}{worth}): ", style="bold")
             line.append_text(Text(" │ ").join(cards.row(group) for _, group in group_hand(hand)))
             parts.append(line)
             minimum = (view.get("legal") or {}).get("opening_minimum")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from engine.cards import RED_THREES, hand_value
+from engine.state import Meld
 
 RED_THREES_IN_PACK = 4  # of two decks: "all four" (R20); three decks' six pay half again
 
@@ -29,19 +31,81 @@ def red_three_score(s: State, team: int) -> int:
     return scoring.red_three_unopened * n
 
 
+class SideMelds(NamedTuple):
+    """What one side's melds are worth (R18): their cards' points, the canasta bonuses, and
+    its canastas by kind."""
+
+    points: int
+    bonus: int
+    natural: int
+    mixed: int
+
+
+def side_melds(s: State, team: int) -> SideMelds:
+    """:class:`SideMelds` of ``team`` now: the one place that counts melds and canastas, for
+    the hand's score and the views' running points alike."""
+    melding, scoring = s.rules.melding, s.rules.scoring
+    return _side_melds(s.melds[team], melding.canasta_size, melding.canasta_min_naturals,
+                       scoring.natural_canasta_bonus, scoring.mixed_canasta_bonus, scoring.hidden_canasta_bonus)
+
+
+@lru_cache(maxsize=1024)
+def _side_melds(side: tuple[Meld | None, ...], canasta_size: int, min_naturals: int,
+                natural_bonus: int, mixed_bonus: int, hidden_bonus: int) -> SideMelds:
+    """A side's melds change only when it melds: most views of a game find them here."""
+    points = bonus = natural = mixed = 0
+    for m in side:
+        if m is None:
+            continue
+        points += m.value
+        if m.reaches(canasta_size, min_naturals):
+            if m.is_natural():
+                natural += 1
+                bonus += natural_bonus
+            else:
+                mixed += 1
+                bonus += mixed_bonus
+            if m.hidden:
+                bonus += hidden_bonus
+    return SideMelds(points, bonus, natural, mixed)
+
+
+def running_points(s: State) -> list[dict[str, Any]]:
+    """Per side, what a player counts during a hand (public: all of it lies on the table).
+
+    ``on_table`` is what the side would score for this hand if it ended now, before the cards
+    left in hands (private) and the going-out bonus (unknown until someone goes out): melds,
+    canasta bonuses, red threes (R20: negative while the side has not melded) and penalties.
+    ``opening_needed``: the side's opening minimum while it has not melded (R8), else None;
+    ``canastas_to_go_out``: canastas it still needs before anyone of it may go out (R16)."""
+    rules = s.rules
+    need = rules.going_out.canastas_to_go_out
+    rows = []
+    for team in range(rules.teams):
+        melds = side_melds(s, team)
+        red = red_three_score(s, team)
+        penalties = -s.penalties[team]
+        opened = s.opened(team) or s.phase in ("deal", "over")
+        rows.append({
+            "melds": melds.points,
+            "canasta_bonus": melds.bonus,
+            "canastas": {"natural": melds.natural, "mixed": melds.mixed},
+            "red_threes": red,
+            "penalties": penalties,
+            "on_table": melds.points + melds.bonus + red + penalties,
+            "opening_needed": None if opened else s.minimums[team],
+            "canastas_to_go_out": max(0, need - melds.natural - melds.mixed),
+        })
+    return rows
+
+
 def score_hand(s: State, reason: str, by: int, concealed: bool) -> list[dict[str, Any]]:
     rules = s.rules
     scoring = rules.scoring
     rows = []
     for team in range(rules.teams):
-        melds = [m for m in s.melds[team] if m is not None]
-        meld_points = sum(m.value for m in melds)
-        bonus = 0
-        for m in melds:
-            if m.is_canasta(rules):
-                bonus += scoring.natural_canasta_bonus if m.is_natural() else scoring.mixed_canasta_bonus
-                if m.hidden:
-                    bonus += scoring.hidden_canasta_bonus
+        melds = side_melds(s, team)
+        meld_points, bonus = melds.points, melds.bonus
         going_out = 0
         if reason == "went_out" and rules.team_of(by) == team:
             going_out = scoring.concealed_going_out_bonus if concealed else scoring.going_out_bonus

@@ -14,7 +14,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from engine.cards import CODES, IS_RED_THREE, RANKS, hand_codes
+from engine.cards import CODES, IS_RED_THREE, RANKS, hand_codes, hand_value
+from engine.scoring import running_points
 from engine.state import GRANTED, NO_SEAT, NOT_ASKED, NOT_FROZEN, REFUSED, Meld, State, result_copy
 
 # A meld's public face: rank code, card codes, naturals, wilds, canasta kind (or None).
@@ -104,6 +105,8 @@ def public_view(s: State) -> dict[str, Any]:
         "red_threes": [[CODES[k] for k in r] for r in s.red_threes],
         "opened": [s.opened(t) for t in range(rules.teams)] if s.melds else [],
         "opening_minimums": list(s.minimums),
+        # per side, the points on the table this hand, its canastas and what it still needs
+        "running": running_points(s) if s.melds else [],
         "penalties": list(s.penalties),
         "commitment": s.commitment,
         "asked_go_out": s.asked,
@@ -128,6 +131,8 @@ def seat_view(s: State, seat: int) -> dict[str, Any]:
     view["seat"] = seat
     view["team"] = s.rules.team_of(seat)
     view["hand"] = hand_codes(s.hands[seat]) if s.hands else []
+    # what the hand would cost the side if the hand ended now (R18): the seat's own cards only
+    view["hand_points"] = hand_value(s.hands[seat]) if s.hands else 0
     view["legal"] = legal_summary(s, seat)
     return view
 

@@ -286,8 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"metrics: {base}/metrics  (Prometheus; {'with CANASTA_METRICS_TOKEN' if os.environ.get('CANASTA_METRICS_TOKEN') else 'loopback clients only'}; "
               "logs: JSON lines on stderr, docs/operations.md)", flush=True)
         print("create a game:\n  curl -s -X POST " + base + "/games -H 'Content-Type: application/json' "
-              "-d '{\"preset\": \"classic\", \"seats\": [{\"name\": \"you\"}, {\"bot\": \"random\"}, "
-              "{\"bot\": \"random\"}, {\"bot\": \"random\"}]}'", flush=True)
+              "-d '{\"preset\": \"finnish\", \"seats\": [{\"name\": \"you\"}, {\"bot\": \"standard\"}, "
+              "{\"bot\": \"standard\"}, {\"bot\": \"standard\"}]}'", flush=True)
         keeper = ValkeyKeeper(embedded) if embedded is not None else None
         while not stop.wait(0.5):
             dead = [p for p in procs if p.poll() is not None]

@@ -32,8 +32,11 @@ class Pages:
         self.test_name = test_name
         self.opened: list[tuple[Any, Page, list[str]]] = []
 
-    def new(self, path: str = "/", **context: Any) -> Page:
+    def new(self, path: str = "/", pace: int = 0, **context: Any) -> Page:
+        """A page of a fresh context; ``pace``: how long the table shows each of the other
+        seats' moves (ms; the tests play at once unless they test the pace)."""
         ctx = self.browser.new_context(base_url=self.base, viewport=context.pop("viewport", DESKTOP), **context)
+        ctx.add_init_script(f"try {{ localStorage.setItem('canasta.pace', '{int(pace)}'); }} catch (e) {{}}")
         page = ctx.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))

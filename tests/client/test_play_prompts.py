@@ -106,9 +106,11 @@ def test_the_table_shows_what_the_view_holds() -> None:
     console.print(table(game, CARDS))
     text = console.export_text()
     view = game["view"]
-    assert f"Your hand ({len(view['hand'])} cards): " in text
+    assert f"Your hand ({len(view['hand'])} cards, {view['hand_points']} points): " in text
     assert f"Stock: {view['stock_size']} cards" in text and "Pile: " in text
-    assert "Your side: you & seat" in text and "target 5000" in text
+    assert "Your side: you & greedy bot (seat" in text and "target 5000" in text
+    running = view["running"][view["team"]]
+    assert f"this hand: {running['on_table']} on the table (melds {running['melds']}" in text
     assert "Your turn: meld or add if you like, then discard." in text
     assert f"first meld needs {view['opening_minimums'][view['team']]}" in text
     ascii_console = Console(record=True, width=100, color_system=None)
@@ -121,8 +123,8 @@ def test_the_table_shows_what_the_view_holds() -> None:
     assert describe_move(beside, seats, CARDS, me=0) == "Greedy bot (seat 1) discarded 2♣ beside the pile."
     mine = {"seat": 0, "action": {"type": "discard", "card": "7H"}, "move": 4,
             "hand_end": {"hand_end": 1, "reason": "went_out", "by": 0, "scores": []}}
-    assert describe_move(mine, seats, CARDS, me=0) == "You discarded 7♥; hand 1 is over: you went out."
-    assert describe_move(mine, seats, CARDS, me=1) == "Ann (seat 0) discarded 7♥; hand 1 is over: ann (seat 0) went out."
+    assert describe_move(mine, seats, CARDS, me=0) == "You discarded 7♥. Hand 1 is over: you went out."
+    assert describe_move(mine, seats, CARDS, me=1) == "Ann (seat 0) discarded 7♥. Hand 1 is over: ann (seat 0) went out."
     result = {"hand_end": 1, "reason": "went_out", "by": 0,
               "scores": [{"team": t, "melds": 10 * t, "total": 100 + t} for t in range(2)]}
     console = Console(record=True, width=100, color_system=None)
@@ -153,7 +155,7 @@ def test_the_end_of_the_game_says_why_it_ended() -> None:
     cut = {"seat": 1, "action": {"type": "draw"}, "drew": 1, "move": 9,
            "hand_end": {"hand_end": 1, "reason": "move_limit", "by": 2, "scores": []}}
     assert describe_move(cut, seats, CARDS, me=0).endswith(
-        "hand 1 is over: it was stopped at the move limit (next to play: random bot (seat 2)).")
+        "Random bot (seat 1) drew a card. Hand 1 is over: it was stopped at the move limit (next to play: random bot (seat 2)).")
 
 
 def test_the_table_shows_what_every_player_could_remember() -> None:
@@ -174,7 +176,7 @@ def test_the_table_shows_what_every_player_could_remember() -> None:
     text = console.export_text()
     assert "Pile: 6♣ · 3 cards + beside it 2♥ · frozen by 2♥ beside the pile" in text
     assert "the pile, bottom first: 3♣ 8♥ 6♣" in text
-    held = [f"seat {n} (greedy) {CARDS.plain(codes)}" for n, codes in enumerate(view["known_from_pile"])
+    held = [f"greedy bot (seat {n}) {CARDS.plain(codes)}" for n, codes in enumerate(view["known_from_pile"])
             if codes and n != seat]
     assert held and "taken with the pile and still held: " + " · ".join(held) in text
     mine = view["known_from_pile"][seat]

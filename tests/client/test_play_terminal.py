@@ -110,8 +110,9 @@ def test_a_game_against_three_bots_played_to_its_end_in_the_terminal() -> None:
     assert child.exitstatus == 0, out[-3000:]
     assert "d" in moves and ("x" in moves or "o" in moves), moves
     # the table: hand grouped by rank, both sides, the pile and the stock, whose turn, the minimum
-    assert re.search(r"Your hand \(\d+ cards\): .+ │ ", out)
-    assert "Your side: you & seat 2 (greedy)" in out and "seat 1 (greedy) & seat 3 (greedy)" in out
+    assert re.search(r"Your hand \(\d+ cards, \d+ points\): .+ │ ", out)
+    assert "Your side: you & greedy bot (seat 2)" in out and "greedy bot (seat 1) & greedy bot (seat 3)" in out
+    assert re.search(r"this hand: -?\d+ on the table \(melds \d+", out)  # the running points
     assert re.search(r"Pile: .* · \d+ cards? · ", out) and re.search(r"Stock: \d+ cards", out)
     assert "Your side's first meld needs" in out and "Your turn: draw from the stock or take the pile." in out
     # the bots' moves, live, and the end: the hand's scores and the result

@@ -21,7 +21,7 @@ export function card(code) {
   const rank = RANKS[r];
   const suit = SUITS[s];
   if (!rank || !suit) return { code, rank: r, suit: s, short: code, symbol: '?', name: code, red: false };
-  const name = `${r === 'T' || /\d/.test(r) ? rank[0] : rank[1]} of ${suit[1]}`;
+  const name = `${rank[1]} of ${suit[1]}`; // "nine of spades": a screen reader says it as a word
   return { code, rank: r, suit: s, short: rank[0] + suit[0], symbol: suit[0], name, red: s === 'H' || s === 'D' };
 }
 
@@ -63,4 +63,14 @@ export function cardsText(codes) {
 
 export function cardsNames(codes) {
   return sortCards(codes).map((c) => card(c).name).join(', ');
+}
+
+// Card codes in a sentence of the server's ("5S cannot be melded with the top card KD") as
+// the table writes cards everywhere else ("5♠ ... K♦"); a rank alone in "the T meld" as "10".
+const CODE_IN_TEXT = /\b(?:([2-9TJQKA])([SHDC])|JK)\b/g;
+
+export function symbolize(text) {
+  return String(text ?? '')
+    .replace(CODE_IN_TEXT, (code) => (code === 'JK' ? 'joker' : card(code).short))
+    .replace(/\bT (meld|melds)\b/g, '10 $1');
 }

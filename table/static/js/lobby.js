@@ -108,7 +108,7 @@ class Lobby {
   drawSeats() {
     const n = Number(this.players.value);
     const old = [...this.seats.querySelectorAll('select')].map((s) => s.value);
-    const items = [h('li', {}, h('span', {}, 'Seat 0: you'))];
+    const items = [h('li', { class: 'seat-spec' }, h('span', { class: 'seat-label' }, 'Seat 0'), h('span', {}, 'you'))];
     for (let seat = 1; seat < n; seat++) {
       const kind = h('select', { id: `seat-${seat}`, 'aria-label': `Who plays seat ${seat}`, 'data-seat': seat },
         SEAT_KINDS.map(([value, label]) => h('option', { value }, label)));
@@ -116,7 +116,7 @@ class Lobby {
       const friend = h('input', { id: `seat-${seat}-name`, maxlength: '40', placeholder: 'friend\'s name',
         'aria-label': `Name of the friend in seat ${seat}`, hidden: kind.value !== 'named' });
       kind.addEventListener('change', () => { friend.hidden = kind.value !== 'named'; });
-      items.push(h('li', {}, h('label', { for: `seat-${seat}` }, `Seat ${seat}: `), kind, ' ', friend));
+      items.push(h('li', { class: 'seat-spec' }, h('label', { for: `seat-${seat}` }, `Seat ${seat}`), kind, friend));
     }
     clear(this.seats, items);
   }
@@ -157,6 +157,11 @@ class Lobby {
 
   showCreated(game) {
     const mine = game.seats[0];
+    // nobody else to send a link to (every other seat a bot): straight to the table
+    if (mine?.token && game.seats.every((s) => s.seat === 0 || (!s.open && !s.token))) {
+      location.hash = seatLink(game.id, 0, mine.token).split('#')[1];
+      return;
+    }
     const rows = game.seats.map((s) => {
       let what;
       if (s.token && s.seat === 0) what = h('a', { href: seatLink(game.id, s.seat, s.token), id: 'play-link', class: 'primary' }, 'Play your seat');

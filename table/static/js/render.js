@@ -18,18 +18,27 @@ export function cardRow(codes, label) {
     sortCards(codes).map((code) => h('span', { role: 'listitem' }, cardFace(code))));
 }
 
-export function seatName(seats, seat) {
+// A seat as every sentence of the table names it: its player's name, or "standard bot"; with
+// its seat number ("ann (seat 0)", "standard bot (seat 1)"), and "you" for the reader's own.
+export function seatName(seats, seat, mySeat = null) {
+  if (mySeat !== null && seat === mySeat) return 'you';
   const s = seats?.[seat];
   if (!s) return `seat ${seat}`;
   const who = s.name != null ? isolate(s.name) : (s.bot ? `${s.bot} bot` : 'open seat');
   return `${who} (seat ${seat})`;
 }
 
-// A seat in a few words: its player's name, or what plays it.
+// A seat in a few words, for a side's name: its player's name, or what plays it, named as
+// every sentence names it ("standard bot (seat 1)").
 export function shortName(seats, seat) {
   const s = seats?.[seat];
   if (s?.name) return isolate(s.name);
-  return s?.bot ? `seat ${seat} (${s.bot} bot)` : `seat ${seat}`;
+  return s?.bot ? `${s.bot} bot (seat ${seat})` : `seat ${seat}`;
+}
+
+// A sentence's first letter in capitals ("you discarded" -> "You discarded").
+export function capital(text) {
+  return text ? text[0].toUpperCase() + text.slice(1) : text;
 }
 
 export function teamName(view, seats, team, mySeat = null) {
@@ -58,9 +67,10 @@ export function describeAction(action) {
   }
 }
 
-// One move event (engine.describe_move) as a sentence: "bob (seat 1) discarded 7♥".
-export function describeMove(move, seats, view = null) {
-  const who = seatName(seats, move.seat);
+// One move event (engine.describe_move) as sentences: "bob (seat 1) discarded 7♥.", then
+// what came of it (the next player's red threes are that player's own sentence).
+export function describeMoveLines(move, seats, view = null, mySeat = null) {
+  const who = seatName(seats, move.seat, mySeat);
   const a = move.action ?? {};
   let what;
   switch (a.type) {
@@ -77,24 +87,37 @@ export function describeMove(move, seats, view = null) {
     case 'meld': what = `melded ${a.melds.map(cardsText).join(' + ')}`; break;
     case 'add': what = `added ${cardsText(a.cards)} to the ${rankPlural(a.rank)}`; break;
     case 'discard': what = `discarded ${cardsText([a.card])}${move.beside_pile ? ' beside the pile' : ''}`; break;
-    case 'ask_go_out': what = 'asked partner: may I go out?'; break;
+    case 'ask_go_out': what = 'asked their partner: may I go out?'; break;
     case 'answer_go_out': what = a.yes ? 'answered: yes, go out' : 'answered: no, play on'; break;
     case 'pass': what = 'passed'; break;
     default: what = `played ${JSON.stringify(a)}`;
   }
-  const extra = [];
-  if (move.red_threes_laid?.length) extra.push(`laid red three${move.red_threes_laid.length > 1 ? 's' : ''} ${cardsText(move.red_threes_laid)}`);
+  const lines = [sentence(`${who} ${what}`)];
+  if (move.red_threes_laid?.length) lines.push(sentence(`${who} ${redThreesText(move.red_threes_laid)}`));
   if (move.first_turn_red_threes) {
-    extra.push(`${seatName(seats, move.first_turn_red_threes.seat)} laid red threes ${cardsText(move.first_turn_red_threes.cards)}`);
+    lines.push(sentence(`${seatName(seats, move.first_turn_red_threes.seat, mySeat)} ${redThreesText(move.first_turn_red_threes.cards)}`));
   }
-  if (move.hand_end) extra.push(`hand ${move.hand_end.hand_end} ended: ${reasonText(move.hand_end, seats)}`);
-  if (move.game_end) extra.push(`the game is over${AT_LIMIT[move.game_end.reason] ?? ''}: ${winnerText(move.game_end, view, seats)}`);
-  return `${who} ${what}${extra.length ? `; ${extra.join('; ')}` : ''}.`;
+  if (move.hand_end) lines.push(sentence(`hand ${move.hand_end.hand_end} is over: ${reasonText(move.hand_end, seats, mySeat)}`));
+  if (move.game_end) lines.push(sentence(`the game is over${AT_LIMIT[move.game_end.reason] ?? ''}: ${winnerText(move.game_end, view, seats)}`));
+  return lines;
 }
 
-export function reasonText(result, seats = null) {
+export function describeMove(move, seats, view = null, mySeat = null) {
+  return describeMoveLines(move, seats, view, mySeat).join(' ');
+}
+
+function redThreesText(cards) {
+  return cards.length === 1 ? `laid a red three, ${cardsText(cards)}` : `laid ${cards.length} red threes, ${cardsText(cards)}`;
+}
+
+// A capital first, and a full stop unless the text ends with its own mark ("may I go out?").
+function sentence(text) {
+  return capital(/[.?!]$/.test(text) ? text : `${text}.`);
+}
+
+export function reasonText(result, seats = null, mySeat = null) {
   const known = result.by !== null && result.by !== undefined;
-  const by = known ? (seats ? seatName(seats, result.by) : `seat ${result.by}`) : 'a player';
+  const by = known ? (seats ? seatName(seats, result.by, mySeat) : `seat ${result.by}`) : 'a player';
   switch (result.reason) {
     case 'went_out': return `${by} went out`;
     case 'stock_exhausted': return `the stock ran out (last to play: ${by})`;
@@ -133,23 +156,32 @@ const SCORE_COLUMNS = [
   ['penalties', 'Penalties'], ['in_hand', 'Left in hand'], ['hand_total', 'Hand'], ['total', 'Total'],
 ];
 
+// The hand's scoring, a column per side and a row per part: it fits a phone's width with the
+// Total in sight (a column per part did not), and reads row by row with a screen reader.
 export function scoreTable(result, view, seats, mySeat = null) {
-  return h('table', { class: 'scores' },
-    h('caption', {}, `Hand ${result.hand_end}: ${reasonText(result, seats)}`),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Side'), SCORE_COLUMNS.map(([, label]) => h('th', { scope: 'col' }, label)))),
-    h('tbody', {}, result.scores.map((row) => h('tr', {},
-      h('th', { scope: 'row' }, teamName(view, seats, row.team, mySeat)),
-      SCORE_COLUMNS.map(([key]) => h('td', {}, String(row[key] ?? ''))),
-    ))));
+  const rows = result.scores ?? [];
+  return h('div', { class: 'scores-wrap' }, h('table', { class: 'scores' },
+    h('caption', {}, `Hand ${result.hand_end}: ${reasonText(result, seats, mySeat)}`),
+    h('thead', {}, h('tr', {}, h('td', {}),
+      rows.map((row) => h('th', { scope: 'col', 'data-team': row.team }, sideLabel(view, seats, row.team, mySeat))))),
+    h('tbody', {}, SCORE_COLUMNS.map(([key, label]) => h('tr', { class: key === 'total' ? 'total' : null, 'data-part': key },
+      h('th', { scope: 'row' }, label),
+      rows.map((row) => h('td', {}, String(row[key] ?? ''))))))));
 }
 
-export function pileBlock(view, seats, myTeam = null) {
+// A side's name in a table's head: "You & ann" for the reader's, else its players.
+function sideLabel(view, seats, team, mySeat) {
+  return capital(teamName(view, seats, team, mySeat));
+}
+
+// ``moved``: the top card a move just discarded, marked as such.
+export function pileBlock(view, seats, myTeam = null, mySeat = null, moved = false) {
   const pile = view.pile ?? {};
   const lines = [];
   for (const r of pile.reasons ?? []) {
     if (r.reason === 'frozen_by_card') lines.push(`frozen by ${card(r.card).name}`);
     else if (r.reason === 'wild_beside_pile') lines.push(`frozen by ${card(r.card).name} beside the pile`);
-    else if (r.reason === 'locked_by_red_three') lines.push(`locked by a red three until ${seatName(seats, r.until_seat)} plays`);
+    else if (r.reason === 'locked_by_red_three') lines.push(`locked by a red three until ${seatName(seats, r.until_seat, mySeat)} plays`);
     else lines.push(String(r.reason).replaceAll('_', ' '));
   }
   if (!pile.frozen_by) {
@@ -160,8 +192,9 @@ export function pileBlock(view, seats, myTeam = null) {
   }
   return h('section', { class: 'pile', id: 'pile', 'aria-labelledby': 'pile-title' },
     h('h3', { id: 'pile-title' }, 'Discard pile'),
-    h('p', { class: 'pile-top' },
+    h('p', { class: ['pile-top', moved && 'moved'] },
       pile.top ? cardFace(pile.top, { id: 'pile-top' }) : h('span', { class: 'card empty' }, '—'),
+      moved ? h('span', { class: 'badge moved-mark' }, '★ just discarded') : null,
       h('span', { id: 'pile-size' }, plural(pile.size ?? 0, 'card')),
       besideCards(pile.beside ?? [])),
     pileCards(pile.cards ?? []),
@@ -199,54 +232,85 @@ function pileCards(codes) {
   return details;
 }
 
-// Each side's melds, red threes, opening state and total. ``onMeld(rank)`` makes a meld a
-// target (adding the selected cards to it) when ``addable`` has its rank.
-export function sidesBlock(view, seats, { myTeam = null, mySeat = null, addable = [], onMeld = null } = {}) {
+// Each side's melds, red threes and points: the game's total and, for this hand, the points on
+// the table as the server counts them (the view's ``running``: no rule is worked out here).
+// ``onMeld(rank)`` makes a meld a target (adding the selected cards to it) when ``addable``
+// has its rank; ``moved`` ({team, ranks}) marks the melds a move just changed.
+export function sidesBlock(view, seats, { myTeam = null, mySeat = null, addable = [], onMeld = null, moved = null } = {}) {
   const teams = view.teams ?? [];
   return h('section', { class: 'sides', id: 'sides', 'aria-label': 'Melds on the table' },
     teams.map((members, team) => {
       const melds = view.melds?.[team] ?? [];
       const reds = view.red_threes?.[team] ?? [];
-      const opened = view.opened?.[team];
       const title = team === myTeam ? `Your side: ${teamName(view, seats, team, mySeat)}` : teamName(view, seats, team, mySeat);
+      const changed = moved && moved.team === team ? moved.ranks : [];
       return h('article', { class: ['side', team === myTeam && 'mine'], id: `side-${team}`, 'aria-label': title },
         h('h3', {}, title),
-        h('p', { class: 'side-facts' },
-          h('span', {}, `Total ${view.totals?.[team] ?? 0}`),
-          opened ? h('span', {}, 'opened') : h('span', {}, `not opened · first meld needs ${view.opening_minimums?.[team] ?? '?'}`),
-          view.penalties?.[team] ? h('span', {}, `penalties ${view.penalties[team]}`) : null),
+        pointsBlock(view, team),
         reds.length ? h('p', { class: 'reds' }, 'Red threes: ', cardRow(reds, 'red threes')) : null,
         melds.length
-          ? h('ul', { class: 'melds' }, melds.map((m) => meldItem(m, team, addable, onMeld)))
+          ? h('ul', { class: 'melds' }, melds.map((m) => meldItem(m, addable, onMeld, changed.includes(m.rank))))
           : h('p', { class: 'muted' }, 'No melds yet.'));
     }));
 }
 
-function meldItem(m, team, addable, onMeld) {
-  const label = `${rankPlural(m.rank)}: ${m.cards.length} cards${m.wilds ? `, ${m.wilds} wild` : ''}${m.canasta ? `, ${m.canasta} canasta` : ''}`;
+// A side's points: the game's total before this hand, and this hand's points on the table with
+// what makes them; then what the side still needs (its first meld's minimum, canastas to go out).
+function pointsBlock(view, team) {
+  const total = view.totals?.[team] ?? 0;
+  const run = view.running?.[team];
+  if (!run) return h('p', { class: 'side-facts', id: `points-${team}` }, h('span', {}, `Game total ${total}`));
+  const parts = [`melds ${run.melds}`];
+  const { natural, mixed } = run.canastas;
+  if (natural || mixed) {
+    const kinds = [natural ? `${natural} natural` : null, mixed ? `${mixed} mixed` : null].filter(Boolean).join(' + ');
+    parts.push(`${kinds} canasta${natural + mixed > 1 ? 's' : ''} ${signed(run.canasta_bonus)}`);
+  }
+  if (run.red_threes) parts.push(`red threes ${signed(run.red_threes)}`);
+  if (run.penalties) parts.push(`penalties ${signed(run.penalties)}`);
+  const needs = [];
+  if (run.opening_needed !== null && run.opening_needed !== undefined) needs.push(`first meld needs ${run.opening_needed} points`);
+  if (run.canastas_to_go_out) needs.push(`${plural(run.canastas_to_go_out, 'more canasta')} to go out`);
+  else if (view.phase !== 'over') needs.push('may go out');
+  return h('div', { class: 'points', id: `points-${team}` },
+    h('p', { class: 'side-facts' },
+      h('span', { class: 'hand-points' }, 'This hand: ', h('strong', { 'data-points': run.on_table }, String(run.on_table)), ' on the table'),
+      h('span', {}, `Game total ${total}`)),
+    h('p', { class: 'side-parts' }, parts.join(' · '), needs.length ? ` · ${needs.join(' · ')}` : ''));
+}
+
+function signed(n) {
+  return n > 0 ? `+${n}` : n < 0 ? `−${-n}` : '0';
+}
+
+function meldItem(m, addable, onMeld, moved = false) {
+  const label = `${rankPlural(m.rank)}: ${m.cards.length} cards${m.wilds ? `, ${m.wilds} wild` : ''}${m.canasta ? `, ${m.canasta} canasta` : ''}${moved ? ', just played' : ''}`;
   const body = [
     h('span', { class: 'meld-rank' }, rankLabel(m.rank)),
     cardRow(m.cards, cardsNames(m.cards)),
     h('span', { class: 'meld-count' }, `${m.cards.length}`),
     m.canasta ? h('span', { class: ['badge', m.canasta] }, m.canasta === 'natural' ? '● natural canasta' : '◐ mixed canasta') : null,
+    moved ? h('span', { class: 'badge moved-mark', 'aria-hidden': 'true' }, '★ new') : null,
   ];
+  const cls = ['meld', m.canasta && 'canasta', moved && 'moved'];
   if (onMeld && addable.includes(m.rank)) {
-    return h('li', { class: ['meld', m.canasta && 'canasta'] },
+    return h('li', { class: cls, 'data-rank': m.rank },
       h('button', { type: 'button', class: 'meld-target', 'data-focus': `meld-${m.rank}`, 'aria-label': `Add the selected cards to the ${label}`,
         onclick: () => onMeld(m.rank) }, body));
   }
-  return h('li', { class: ['meld', m.canasta && 'canasta'], 'aria-label': label }, body);
+  return h('li', { class: cls, 'data-rank': m.rank, 'aria-label': label }, body);
 }
 
 function plural(n, word) {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-export function seatsBlock(view, seats, mySeat = null) {
+// ``moving``: the seat whose move is being shown.
+export function seatsBlock(view, seats, mySeat = null, moving = null) {
   return h('section', { class: 'seats', id: 'seats', 'aria-label': 'Players' },
     h('ol', {}, (seats ?? []).map((s) => {
       const acting = view?.to_act === s.seat;
-      return h('li', { class: ['seat', acting && 'acting', s.seat === mySeat && 'me'], 'data-seat': s.seat },
+      return h('li', { class: ['seat', acting && 'acting', s.seat === mySeat && 'me', s.seat === moving && 'moving'], 'data-seat': s.seat },
         acting ? h('span', { class: 'turn-mark', 'aria-label': 'to act' }, '▶ ') : null,
         h('span', { class: 'seat-name' }, s.seat === mySeat ? `${seatName(seats, s.seat)} — you` : seatName(seats, s.seat)),
         h('span', { class: 'seat-team' }, ` team ${s.team}`),

@@ -4,14 +4,36 @@
 // may do now is the view's `legal` summary: a button is enabled only when the summary allows
 // its move, and the engine on the server judges the cards chosen.
 
-import { clear, h, isolate, keepFocus } from './dom.js';
+import { clear, h, isolate, keepFocus, sleep } from './dom.js';
 import { EventStream } from './events.js';
-import { card, cardsText, groupHand, rankPlural } from './cards.js';
-import { call, gamePath, postMove, Problem } from './http.js';
+import { card, groupHand, rankPlural, symbolize } from './cards.js';
+import { call, gamePath, newKey, postMove, Problem } from './http.js';
 import * as R from './render.js';
 
 const LOG_LENGTH = 60;
 const BOTS = ['standard', 'greedy', 'random', 'expert'];
+// The other seats' moves are shown one at a time, this long each (ms): a setting of the
+// player's, kept in the browser. The API is not slowed: the table shows the views it read.
+export const PACES = [['1600', 'slow'], ['800', 'normal'], ['350', 'fast'], ['0', 'at once']];
+const PACE_KEY = 'canasta.pace';
+// A few refusals told first in a card player's words; the server's own sentence follows.
+const REASON_WORDS = {
+  not_enough_canastas: 'Going out needs a canasta first: ',
+  must_keep_card: 'You must keep a card to discard: ',
+  opening_minimum_not_met: 'Your side\'s first meld is worth too little: ',
+  must_draw_first: 'Draw first: ',
+  pile_frozen: 'The pile is frozen: ',
+};
+const DEFAULT_PACE = 800;
+const VIEW_WAIT_MS = 3000; // how long a move waits for the view read after it before it is shown anyway
+
+function readPace() {
+  try {
+    const stored = localStorage.getItem(PACE_KEY);
+    if (stored !== null && PACES.some(([ms]) => ms === stored)) return Number(stored);
+  } catch { /* storage refused: the default */ }
+  return DEFAULT_PACE;
+}
 
 export function showTable(root, { gameId, token }) {
   const table = new GameTable(root, gameId, token);
@@ -36,6 +58,15 @@ class GameTable {
     this.connection = 'connecting';
     this.refreshing = null;
     this.dirty = false;
+    this.latest = null; // the newest view read; this.game is the one shown
+    this.views = new Map(); // version -> game: views read while the other seats' moves are shown
+    this.queue = []; // events to tell (and, for the other seats' moves, to show), in order
+    this.playing = false;
+    this.skipping = false;
+    this.skipper = null; // ends the pause after a shown move (Skip)
+    this.moved = null; // what the move being shown changed: {seat, team, ranks, discard}
+    this.pace = readPace();
+    this.why = null; // why a move is not allowed: {id, text, code}
     this.onKey = (event) => this.keydown(event);
   }
 
@@ -89,9 +120,20 @@ class GameTable {
   }
 
   accept(body) {
-    if (this.game && body.version < this.game.version) return; // an older answer arriving late
-    this.game = { ...body, rules: body.rules ?? this.game?.rules };
+    if (this.latest && body.version < this.latest.version) return; // an older answer arriving late
+    const game = { ...body, rules: body.rules ?? this.latest?.rules };
+    this.latest = game;
     this.etag = `"${body.version}"`;
+    if (this.playing && !this.skipping) {
+      this.views.set(game.version, game); // shown when its move's turn comes
+      return;
+    }
+    this.show(game);
+  }
+
+  show(game) {
+    if (this.game !== game) this.why = null;
+    this.game = game;
     this.prune();
     this.render();
   }
@@ -127,27 +169,101 @@ class GameTable {
       this.accept(body);
       return;
     }
-    const text = this.describe(body);
-    if (text) this.note(text);
-    const move = body.data?.move;
-    if (move?.hand_end) this.handResult = move.hand_end;
-    if (!this.game || body.version > this.game.version) this.refresh();
-    else this.renderLog();
+    this.queue.push(body);
+    if (!this.latest || body.version > this.latest.version) this.refresh();
+    this.pump();
   }
 
-  describe(event) {
-    const seats = this.game?.seats;
-    const d = event.data ?? {};
-    let text;
-    switch (event.type) {
-      case 'move': text = d.move ? R.describeMove(d.move, seats, this.view) : ''; break;
-      case 'joined': text = `${d.name != null ? isolate(d.name) : 'a player'} took seat ${d.seat}.`; break;
-      case 'bot': text = `Seat ${d.seat} is now played by a ${d.bot} bot.`; break;
-      case 'created': text = 'The game was created.'; break;
-      default: text = '';
+  // -- the other seats' moves, one at a time ---------------------------------------------------
+  // Each event is told in order. Another seat's move is also played to the screen: its sentence
+  // and the cards it moved, marked on the board (the seat, the melds it changed, the discard),
+  // held for the chosen pace; then the next. Skip shows the rest at once. The board is the
+  // oldest view read at or after the move's version: each event makes the table read the view,
+  // which keeps step with people, but bots playing several moves in a few milliseconds are
+  // read at their last one.
+  async pump() {
+    if (this.playing) return;
+    this.playing = true;
+    try {
+      while (this.queue.length) {
+        const event = this.queue.shift();
+        const paced = this.isPaced(event);
+        if (paced) await this.viewRead(event.version);
+        const lines = this.describe(event);
+        for (const line of lines) this.note(line);
+        const move = event.data?.move;
+        if (move?.hand_end) this.handResult = move.hand_end;
+        if (paced && !this.skipping) {
+          const game = this.viewAt(event.version);
+          this.moved = { ...movedBy(move, game.view), text: lines.join(' ') };
+          this.show(game);
+          this.skipper = new AbortController();
+          await sleep(this.pace, this.skipper.signal);
+          this.moved = null;
+        } else {
+          this.renderLog();
+        }
+      }
+    } finally {
+      this.playing = false;
+      this.skipping = false;
+      this.skipper = null;
+      this.views.clear();
     }
-    if (d.deal) text += ` Hand ${d.deal.hand} is dealt by ${R.seatName(seats, d.deal.dealer)}.`;
-    return text.trim() || null;
+    if (this.latest && this.latest !== this.game) this.show(this.latest);
+    else this.render();
+  }
+
+  isPaced(event) {
+    const move = event.data?.move;
+    return this.pace > 0 && !this.skipping && event.type === 'move' && Boolean(move) && move.seat !== this.seat;
+  }
+
+  // Wait (a little) for the view read after ``version``.
+  async viewRead(version) {
+    const deadline = Date.now() + VIEW_WAIT_MS;
+    while ((!this.latest || this.latest.version < version) && Date.now() < deadline && !this.skipping) {
+      await sleep(30);
+    }
+  }
+
+  // The oldest view read at ``version`` or after it (the newest where none is).
+  viewAt(version) {
+    let best = this.latest;
+    for (const [v, game] of this.views) {
+      if (v >= version && v < best.version) best = game;
+      if (v < version) this.views.delete(v);
+    }
+    return best;
+  }
+
+  skip() {
+    this.skipping = true;
+    this.skipper?.abort();
+  }
+
+  setPace(value) {
+    this.pace = Number(value);
+    try {
+      localStorage.setItem(PACE_KEY, String(value));
+    } catch { /* not kept: this page only */ }
+    if (!this.pace) this.skip();
+  }
+
+  // An event as sentences for the log.
+  describe(event) {
+    const seats = this.latest?.seats;
+    const d = event.data ?? {};
+    let lines = [];
+    switch (event.type) {
+      case 'move': lines = d.move ? R.describeMoveLines(d.move, seats, this.latest?.view, this.seat) : []; break;
+      case 'joined': lines = [`${d.name != null ? isolate(d.name) : 'A player'} took seat ${d.seat}.`]; break;
+      case 'bot': lines = [`Seat ${d.seat} is now played by a ${d.bot} bot.`]; break;
+      case 'created': lines = ['The game was created.']; break;
+      default: lines = [];
+    }
+    if (d.deal) lines.push(`Hand ${d.deal.hand} is dealt by ${R.seatName(seats, d.deal.dealer, this.seat)}.`);
+    return lines;
   }
 
   note(text) {
@@ -168,8 +284,10 @@ class GameTable {
   // -- moves --------------------------------------------------------------------------------
   async move(action) {
     if (this.busy) return;
+    if (this.playing) this.skip(); // the table shows the newest position before a move is made
     this.busy = true;
     this.message = null;
+    this.why = null;
     this.render();
     try {
       const r = await postMove(this.gameId, this.token, this.etag, action);
@@ -192,7 +310,7 @@ class GameTable {
 
   problem(err) {
     if (!(err instanceof Problem)) throw err;
-    this.message = { kind: 'error', code: err.code, text: err.detail };
+    this.message = { kind: 'error', code: err.code, text: symbolize(err.detail) };
     this.render();
   }
 
@@ -202,7 +320,7 @@ class GameTable {
       this.message = { kind: 'info', text: `Hint (a ${r.body.bot} bot would): ${R.describeAction(r.body.action)}.` };
     } catch (err) {
       if (!(err instanceof Problem)) throw err;
-      this.message = { kind: 'error', code: err.code, text: err.detail };
+      this.message = { kind: 'error', code: err.code, text: symbolize(err.detail) };
     }
     this.render();
   }
@@ -242,14 +360,17 @@ class GameTable {
   toggle(key) {
     if (this.selected.has(key)) this.selected.delete(key);
     else this.selected.add(key);
+    this.why = null;
     this.focusKey = key;
     this.render();
   }
 
+  // Clears the cards chosen; the take-the-pile chooser stays open (Esc with nothing selected,
+  // or its own button, closes it).
   clearSelection() {
     this.selected.clear();
     this.staged = [];
-    this.choosingTake = false;
+    this.why = null;
     this.render();
   }
 
@@ -267,6 +388,9 @@ class GameTable {
   }
 
   // -- what may be done now -------------------------------------------------------------------
+  // Every move button, enabled when the legal summary allows its move. A move not allowed stays
+  // reachable (aria-disabled) and says why when pressed: from the view (whose turn it is), or
+  // from the server, which judges the move the selection makes in a dry run.
   actions() {
     const v = this.view;
     const legal = v?.legal;
@@ -276,36 +400,97 @@ class GameTable {
     const list = [];
     const add = (id, label, shortcut, enabled, run, extra = {}) => list.push({ id, label, shortcut, enabled: Boolean(enabled), run, ...extra });
     if (!legal) return list;
+    const play = v.phase === 'play';
     if (legal.must_answer_go_out) {
       add('yes', 'Yes, go out', 'y', mine, () => this.move({ type: 'answer_go_out', yes: true }));
       add('no', 'No, play on', 'n', mine, () => this.move({ type: 'answer_go_out', yes: false }));
     }
-    add('draw', 'Draw', 'd', mine && legal.may_draw, () => this.move({ type: 'draw' }));
+    add('draw', 'Draw', 'd', mine && legal.may_draw, () => this.move({ type: 'draw' }), { probe: () => ({ type: 'draw' }) });
     add('take', this.choosingTake ? 'Take the pile ▾' : 'Take the pile…', 'p', mine && legal.may_take_pile, () => {
       this.choosingTake = !this.choosingTake;
       this.render();
-    }, { expanded: this.choosingTake });
+    }, { expanded: this.choosingTake, probe: () => this.takeProbe(sel) });
     if (legal.may_pass) add('pass', 'Pass', 's', mine, () => this.move({ type: 'pass' }));
     const plan = legal.go_out;
-    if (plan?.length && v.phase === 'play') {
+    if (plan?.length && play) {
       const step = plan.length > 1 ? ` (step 1 of ${plan.length})` : '';
       add('goout', `Go out: ${R.describeAction(plan[0])}${step}`, 'o', mine, () => this.move(plan[0]));
     }
+    const meldProbe = () => (groups.length ? { type: 'meld', melds: groups } : null);
     add('meld', groups.length > 1 ? `Meld ${groups.length} melds` : 'Meld selected', 'm',
-      mine && legal.melds.length > 0 && groups.length > 0, () => this.move({ type: 'meld', melds: groups }));
+      mine && legal.melds.length > 0 && groups.length > 0, () => this.move({ type: 'meld', melds: groups }),
+      { probe: meldProbe, select: 'Select the cards of a meld first (click them in your hand).' });
     add('group', 'Set aside as a meld', 'g', mine && (legal.melds.length > 0 || legal.may_take_pile) && sel.length > 0,
-      () => this.stage());
-    const target = this.addTarget(legal.add_ranks, sel);
-    for (const rank of legal.add_ranks) {
-      add(`add-${rank}`, `Add to the ${rankPlural(rank)}`, rank === target ? 'a' : null, mine && sel.length > 0,
-        () => this.move({ type: 'add', rank, cards: sel }));
+      () => this.stage(), { probe: () => (sel.length ? { type: 'meld', melds: [sel] } : null), select: 'Select the cards of a meld first (click them in your hand).' });
+    // a button for every meld of the side (and any the summary lists): Add names each
+    const ranks = [...new Set([...(v.melds?.[v.team] ?? []).map((m) => m.rank), ...legal.add_ranks])].filter((r) => r !== '3');
+    const target = this.addTarget(ranks, sel);
+    for (const rank of ranks) {
+      add(`add-${rank}`, `Add to the ${rankPlural(rank)}`, rank === target ? 'a' : null,
+        mine && sel.length > 0 && legal.add_ranks.includes(rank), () => this.move({ type: 'add', rank, cards: sel }),
+        { probe: () => (sel.length ? { type: 'add', rank, cards: sel } : null), select: 'Select the cards to add first (click them in your hand).' });
     }
     add('discard', sel.length === 1 ? `Discard ${card(sel[0]).short}` : 'Discard', 'x',
-      mine && sel.length === 1 && legal.discards.includes(sel[0]), () => this.move({ type: 'discard', card: sel[0] }));
+      mine && sel.length === 1 && legal.discards.includes(sel[0]), () => this.move({ type: 'discard', card: sel[0] }),
+      { probe: () => (sel.length === 1 ? { type: 'discard', card: sel[0] } : null),
+        select: sel.length > 1 ? 'Select one card only: a discard is one card.' : 'Select the card to discard first (click it in your hand).' });
     if (legal.may_ask_go_out) add('ask', 'Ask partner: may I go out?', 'q', mine, () => this.move({ type: 'ask_go_out' }));
     add('hint', 'Hint', 'h', mine, () => this.hint());
-    add('clear', 'Clear selection', null, sel.length > 0 || this.staged.length > 0, () => this.clearSelection());
+    add('clear', 'Clear selection', null, sel.length > 0 || this.staged.length > 0, () => this.clearSelection(),
+      { reason: 'No card is selected.' });
     return list;
+  }
+
+  // The take to ask the server about: with the cards selected, else with the hand's cards of
+  // the top card's rank, else onto the side's meld of that rank, else with any card (the
+  // server then says what stops a take).
+  takeProbe(sel) {
+    const v = this.view;
+    const top = v.pile?.top;
+    if (sel.length) return { type: 'take_pile', with: sel };
+    if (!top) return { type: 'take_pile', with: v.hand.slice(0, 2) };
+    const same = v.hand.filter((c) => c[0] === top[0]);
+    if (same.length) return { type: 'take_pile', with: same.slice(0, 2) };
+    if ((v.melds?.[v.team] ?? []).some((m) => m.rank === top[0])) return { type: 'take_pile', onto: top[0] };
+    return { type: 'take_pile', with: v.hand.slice(0, 1) };
+  }
+
+  // Why a move is not allowed now, shown under the buttons (and read out).
+  async explain(a) {
+    const g = this.game;
+    const v = this.view;
+    let why = null;
+    if (g.status !== 'playing') why = { text: g.status === 'waiting' ? 'The game has not started: seats are still open.' : 'The game is over.' };
+    else if (this.busy) why = { text: 'Your last move is still on its way.' };
+    else if (!v.legal?.to_act) why = { text: `It is not your turn. ${this.turnText()}` };
+    else if (a.reason) why = { text: a.reason };
+    else if (a.probe) {
+      const action = a.probe();
+      if (!action) why = { text: a.select ?? 'Select cards first.' };
+      else why = await this.dryRun(action);
+    }
+    if (!why) why = { text: 'This move is not offered now.' };
+    this.why = { id: a.id, ...why };
+    this.render();
+    const live = document.getElementById('announce');
+    if (live) live.textContent = this.why.text;
+  }
+
+  // The server's judgement of ``action`` (dry_run: nothing changes): its reason in words, with
+  // cards as symbols; a move it accepts (one the summary does not list) is made.
+  async dryRun(action) {
+    try {
+      await call('POST', `${gamePath(this.gameId)}/moves?dry_run=true`, {
+        token: this.token, json: { action }, headers: { 'If-Match': this.etag, 'Idempotency-Key': newKey() },
+      });
+    } catch (err) {
+      if (!(err instanceof Problem)) throw err;
+      const words = symbolize(err.detail);
+      const text = REASON_WORDS[err.code] ? `${REASON_WORDS[err.code]}${words}` : R.capital(words);
+      return { text: /[.?!]$/.test(text) ? text : `${text}.`, code: err.code };
+    }
+    this.move(action);
+    return null;
   }
 
   // Which meld the A key adds to: the rank of the selected naturals, or the only choice.
@@ -318,11 +503,17 @@ class GameTable {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.target.closest?.('input, textarea, select, [contenteditable]')) return;
     if (event.key === 'Escape') {
-      this.clearSelection();
+      if (!this.selected.size && !this.staged.length && this.choosingTake) {
+        this.choosingTake = false;
+        this.render();
+      } else {
+        this.clearSelection();
+      }
       return;
     }
     const key = event.key.length === 1 ? event.key.toLowerCase() : null;
     if (!key) return;
+    // a move not allowed is pressed too: it says why
     const button = this.root.querySelector(`[data-shortcut="${CSS.escape(key)}"]`);
     if (button && !button.disabled) {
       event.preventDefault();
@@ -354,7 +545,7 @@ class GameTable {
       class: 'table-page', id: 'table',
       dataset: {
         version: String(g.version), status: g.status, phase: v?.phase ?? '', toAct: String(v?.to_act ?? ''),
-        myTurn: String(myTurn), seat: String(this.seat ?? ''),
+        myTurn: String(myTurn), seat: String(this.seat ?? ''), playing: String(Boolean(this.moved)),
       },
     },
     this.header(),
@@ -366,8 +557,10 @@ class GameTable {
         myTeam: v.team ?? null, mySeat: this.seat,
         addable: myTurn && this.selected.size ? v.legal.add_ranks : [],
         onMeld: (rank) => this.move({ type: 'add', rank, cards: this.selectedCodes() }),
+        moved: this.moved,
       }),
-      h('div', { class: 'side-panel' }, R.pileBlock(v, seats, v.team ?? null), R.seatsBlock(v, seats, this.seat), this.lastHand()))
+      h('div', { class: 'side-panel' }, R.pileBlock(v, seats, v.team ?? null, this.seat, Boolean(this.moved?.discard)),
+        R.seatsBlock(v, seats, this.seat, this.moved?.seat ?? null), this.lastHand()))
       : h('div', { class: 'board' }, R.seatsBlock(null, seats, this.seat)),
     this.seat !== null && v ? this.handArea() : this.spectatorNote(),
     this.logArea());
@@ -384,7 +577,18 @@ class GameTable {
         this.seat !== null ? `You are ${R.seatName(g.seats, this.seat)}, team ${v?.team ?? g.seats[this.seat]?.team}. ` : 'Watching as a spectator. ',
         g.rules ? `Target ${g.rules.target_score}. ` : '',
         v?.legal?.opening_minimum ? `Your side's first meld needs ${v.legal.opening_minimum} points.` : ''),
-      this.connectionEl());
+      this.connectionEl(),
+      this.paceControl(),
+      this.moved ? h('p', { id: 'now-playing', class: 'now-playing' },
+        h('span', {}, '▶ ', this.moved.text), this.moved.cards.length ? R.cardRow(this.moved.cards, 'the cards played') : null, ' ',
+        h('button', { type: 'button', id: 'skip', 'data-focus': 'skip', onclick: () => this.skip() }, 'Skip »')) : null);
+  }
+
+  // How fast the other seats' moves are shown.
+  paceControl() {
+    const select = h('select', { id: 'pace', 'data-focus': 'pace', onchange: (e) => this.setPace(e.target.value) },
+      PACES.map(([ms, label]) => h('option', { value: ms, selected: Number(ms) === this.pace }, label)));
+    return h('p', { class: 'pace' }, h('label', { for: 'pace' }, 'Other players\' moves: '), select);
   }
 
   connectionEl() {
@@ -469,7 +673,8 @@ class GameTable {
     const legal = v.legal;
     const mine = Boolean(legal?.to_act) && this.game.status === 'playing' && !this.busy;
     return h('section', { class: 'my-area', id: 'my-area', 'aria-labelledby': 'hand-title' },
-      h('h2', { id: 'hand-title' }, `Your hand (${v.hand.length} card${v.hand.length === 1 ? '' : 's'})`),
+      h('h2', { id: 'hand-title' }, `Your hand (${v.hand.length} card${v.hand.length === 1 ? '' : 's'}`,
+        v.hand_points !== undefined ? h('span', { class: 'muted', id: 'hand-points' }, `, ${v.hand_points} points`) : null, ')'),
       this.staged.length ? h('div', { class: 'staged', id: 'staged' }, 'Set aside to meld: ',
         this.stagedMelds().map((m, i) => h('span', { class: 'staged-meld' }, R.cardRow(m, `meld ${i + 1}`),
           h('button', { type: 'button', class: 'link', 'aria-label': `Put meld ${i + 1} back`, onclick: () => {
@@ -487,11 +692,15 @@ class GameTable {
       this.choosingTake && legal?.may_take_pile ? this.takeChooser(mine) : null,
       h('div', { class: 'actions', id: 'actions', role: 'toolbar', 'aria-label': 'Moves' },
         actions.map((a) => h('button', {
-          type: 'button', id: `act-${a.id}`, disabled: !a.enabled, 'data-focus': `act-${a.id}`,
+          type: 'button', id: `act-${a.id}`, class: a.enabled ? null : 'off', 'aria-disabled': a.enabled ? undefined : 'true',
+          'data-focus': `act-${a.id}`, title: a.enabled ? undefined : 'Not allowed now: press to see why',
           'data-shortcut': a.shortcut ?? undefined, 'aria-keyshortcuts': a.shortcut ? a.shortcut.toUpperCase() : undefined,
           'aria-expanded': a.expanded === undefined ? undefined : String(a.expanded),
-          onclick: a.run,
+          'aria-describedby': this.why?.id === a.id ? 'why' : undefined,
+          onclick: a.enabled ? a.run : () => this.explain(a),
         }, a.label, a.shortcut ? h('kbd', { 'aria-hidden': 'true' }, a.shortcut.toUpperCase()) : null))),
+      this.why ? h('p', { id: 'why', class: 'why', 'data-for': this.why.id, 'data-code': this.why.code ?? '' },
+        h('span', { 'aria-hidden': 'true' }, 'ⓘ '), this.why.text) : null,
       legal?.melds?.length && mine ? h('div', { class: 'suggestions', id: 'suggestions' },
         h('span', { class: 'muted' }, 'Melds you can make now: '),
         legal.melds.slice(0, 8).map((action, i) => h('button', {
@@ -500,7 +709,8 @@ class GameTable {
         }, R.describeAction(action)))) : null,
       h('details', { class: 'keys' }, h('summary', {}, 'Keyboard'),
         h('p', {}, 'Tab to the hand, then ← → to move between cards and Space to select. D draw, P take the pile, ',
-          'S pass, M meld, G set aside a meld, A add, X discard, O go out, Q ask partner, Y/N answer, H hint, Esc clear.')));
+          'S pass, M meld, G set aside a meld, A add, X discard, O go out, Q ask partner, Y/N answer, H hint, Esc clear. ',
+          'A move that is not allowed now says why when you press it.')));
   }
 
   cardButton(c, focusable) {
@@ -598,4 +808,20 @@ function botPicker(seat, choose) {
   const select = h('select', { 'aria-label': `Bot strength for seat ${seat}` }, BOTS.map((b) => h('option', { value: b }, b)));
   return h('span', { class: 'bot-picker' }, ' or ', select,
     h('button', { type: 'button', onclick: () => choose(select.value) }, `Let a bot play seat ${seat}`));
+}
+
+// What a move changed on the table, to mark it: the seat, its side's melds of the ranks it
+// melded or added to, and the pile's top card when it discarded.
+function movedBy(move, view) {
+  if (!move) return null;
+  const a = move.action ?? {};
+  const team = (view?.teams ?? []).findIndex((members) => members.includes(move.seat));
+  const ranks = new Set();
+  const rankOf = (cards) => cards.find((c) => c !== 'JK' && c[0] !== '2')?.[0];
+  if (a.type === 'add') ranks.add(a.rank);
+  for (const group of a.melds ?? []) ranks.add(rankOf(group));
+  if (a.type === 'take_pile') ranks.add(a.onto ?? rankOf(a.with ?? []));
+  ranks.delete(undefined);
+  const cards = [...(a.card ? [a.card] : []), ...(a.cards ?? []), ...(a.with ?? []), ...(a.melds ?? []).flat()];
+  return { seat: move.seat, team, ranks: [...ranks], cards, discard: a.type === 'discard' && !move.beside_pile };
 }
