@@ -14,8 +14,7 @@ same generator again.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import HTTPException
@@ -49,8 +48,7 @@ IF_NONE_MATCH = "HTTP_IF_NONE_MATCH"
 IDEMPOTENCY_KEY = "HTTP_IDEMPOTENCY_KEY"
 
 
-@dataclass(frozen=True)
-class Asked:
+class Asked(NamedTuple):
     """What these answers read of a request, whichever interface it came by: the headers by
     their WSGI names (``HTTP_IF_MATCH``, ...), the query's arguments, and the body loaded by
     a schema (Flask reads it through Werkzeug; the loop takes only a plain JSON body that it
@@ -62,8 +60,7 @@ class Asked:
     body: Callable[[Schema, LoadedBodies | None], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(NamedTuple):
     """An answer: its status, headers and JSON body (None: no body, a 304)."""
 
     status: int

@@ -268,6 +268,8 @@ def if_match_of(header: str | None, current: int) -> int | None:
     listed (a stale version), else -1 (only weak ETags: never current). A part that is no
     ETag of this API (``"<digits>"``, or weak ``W/"<digits>"``) is 400: a client that sent
     ``17`` without its quotes learns that, not that its version is stale."""
+    if header is not None and (m := _ETAG_RE.match(header)) is not None:
+        return int(m.group(1))  # one strong ETag, as every client sends: current or stale, it is the one asked for
     if header is None or not header.strip():
         raise ApiError(428, "precondition_required",
                        "Send If-Match with the game's ETag (GET /games/{id} gives it).")
