@@ -196,8 +196,10 @@ def test_the_other_seats_moves_are_shown_one_at_a_time(pages: Pages, api: Client
     expect(page.locator(".seat.moving")).to_have_count(1)
     started = time.monotonic()
     page.click("#skip")
-    expect(page.locator("#now-playing")).to_have_count(0, timeout=3000)
-    assert time.monotonic() - started < 3
+    # the moves left would take 1.6 s each (at least five: the bots draw and discard); a loaded
+    # machine may take a few seconds to click and render, never that long
+    expect(page.locator("#now-playing")).to_have_count(0, timeout=5000)
+    assert time.monotonic() - started < 5
 
 
 def test_a_phone_scrolls_only_down_and_shows_the_pile_when_drawing(pages: Pages, api: Client) -> None:
