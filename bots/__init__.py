@@ -117,11 +117,20 @@ SEARCHING_BASELINES = frozenset({"expert-2026-11", "expert-2026-12"})  # those a
 def get(name: str) -> Bot:
     global _BOTS
     if _BOTS is None:
-        _BOTS = {**_registry(), **_baselines()}
+        from bots.styles import registry as styles
+
+        _BOTS = {**_registry(), **_baselines(), **styles()}
     try:
         return _BOTS[name]
     except KeyError:
         raise ValueError(f"unknown bot {name!r}; bots: {', '.join(NAMES)}") from None
+
+
+def is_bot(name: str) -> bool:
+    """A level, a baseline or an opponent style (:mod:`bots.styles`): what a tournament may seat."""
+    from bots.styles import STYLES
+
+    return name in NAMES or name in BASELINES or name in STYLES
 
 
 def view_seed(state: State, seat: int) -> int:
@@ -165,4 +174,4 @@ def policy(name: str, rng: random.Random, budget: Budget | float | int | None = 
     return play
 
 
-__all__ = ["BASELINES", "BUDGETED", "SEARCHING_BASELINES", "CPU", "WALL", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]
+__all__ = ["BASELINES", "BUDGETED", "SEARCHING_BASELINES", "CPU", "WALL", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "is_bot", "policy", "view_seed"]

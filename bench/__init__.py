@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): run by ``canasta bench ...``; each prints a small table."""
