@@ -98,6 +98,7 @@ BUDGET_LIMITS_MS = (5, 250)  # the budget a seat may ask for, inclusive
 def _baselines() -> dict[str, Bot]:
     """Bots kept only to measure progress against (``canasta bench bots``, tournaments); not
     levels: the API offers :data:`NAMES` only."""
+    from bots.distilled import SELF_PLAY_MARGIN
     from bots.expert import Expert
     from bots.greedy import Greedy
     from bots.standard import Standard
@@ -107,11 +108,13 @@ def _baselines() -> dict[str, Bot]:
     # without the search (the standard bot where the judgment does not apply)
     return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6, other_melds=2),
             "expert-2026-12": Expert(rollout=Standard()),
-            "standard-judged": Expert(rollout=Standard(), use_distilled=True, search=False)}
+            "standard-judged": Expert(rollout=Standard(), use_distilled=True, search=False),
+            # before issue 37: the judgment departs from the bot's choice at any predicted gain
+            "expert-2026-12-06": Expert(rollout=Standard(), use_distilled=True, judge_margin=SELF_PLAY_MARGIN)}
 
 
-BASELINES = ("expert-2026-11", "expert-2026-12", "standard-judged")
-SEARCHING_BASELINES = frozenset({"expert-2026-11", "expert-2026-12"})  # those a budget applies to
+BASELINES = ("expert-2026-11", "expert-2026-12", "standard-judged", "expert-2026-12-06")
+SEARCHING_BASELINES = frozenset({"expert-2026-11", "expert-2026-12", "expert-2026-12-06"})  # those a budget applies to
 
 
 def get(name: str) -> Bot:
