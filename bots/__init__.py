@@ -8,6 +8,8 @@ bot, so what a bot chooses depends on nothing another seat hides.
 Bots, weakest first (:data:`LEVELS` says each in a sentence): ``random``, ``greedy``,
 ``standard`` (the default strength) and ``expert`` (determinized Monte Carlo over standard
 rollouts, within a time budget that a seat may set within :data:`BUDGET_LIMITS_MS`).
+:func:`get` also serves baselines and the opponent styles of :mod:`bots.styles` (for
+benchmarks: no level).
 """
 
 from __future__ import annotations

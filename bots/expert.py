@@ -29,6 +29,13 @@ weights: partnerships that go out with one canasta), the discards and the choice
 bot's meld and a discard are not searched but judged by linear models fit offline on such
 rollouts; going out, the draw and the answers are still searched.
 
+That judgment was fit on rollouts where every seat plays the standard bot, so it learned our
+standard's habits as well as the moves' worth: against other styles (:mod:`bots.styles`, issue
+37) its small departures from the bot lost. It departs only where it predicts a clear gain
+(:data:`bots.distilled.JUDGE_MARGIN`). The rollouts can play the opposing seats with other
+models (``opponents``, one drawn per seat and world); the registered expert keeps the standard
+bot there (a mixture of the tuning styles measured no gain on the tuning pool).
+
 Measured at 15 ms against the standard bot (BENCHMARKS.md, issue 15): ~78% of ``finnish-2p``
 games, ~62% in four-player ``finnish`` (~50% before the distilled judgment).
 """

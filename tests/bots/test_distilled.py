@@ -144,3 +144,14 @@ def test_sampling_against_styles_samples_only_the_standard_side() -> None:
         ours = line["game"] // 2 % 2
         assert line["seat"] % 2 == ours  # four players: seats 0 and 2 are team 0
     assert {line["game"] // 2 % 2 for line in lines} == {0, 1}
+
+
+def test_the_margin_leaves_two_player_play_as_it_was() -> None:
+    """The judgment serves partnerships only: in two players the expert chooses what the
+    expert before issue 37 chose (so the two-player results cannot fall)."""
+    import bots
+
+    for n, (state, seat) in enumerate(positions("finnish-2p", 8, seed=21)):
+        budget = Budget(ms=60_000, rollouts=12)
+        assert (bots.choose("expert", state, seat, random.Random(n), budget)
+                == bots.choose("expert-2026-12-06", state, seat, random.Random(n), budget))
