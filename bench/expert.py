@@ -95,9 +95,10 @@ class CountingExpert(Expert):
         self.rollouts = 0
         self.worlds = 0
 
-    def rollout(self, world: State, seat: int, action: Action, rng: random.Random) -> float | None:
+    def rollout(self, world: State, seat: int, action: Action, rng: random.Random,
+                models: dict[int, Any] | None = None) -> float | None:
         self.rollouts += 1
-        return super().rollout(world, seat, action, rng)
+        return super().rollout(world, seat, action, rng, models)
 
 
 @contextmanager

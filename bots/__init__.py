@@ -8,6 +8,8 @@ bot, so what a bot chooses depends on nothing another seat hides.
 Bots, weakest first (:data:`LEVELS` says each in a sentence): ``random``, ``greedy``,
 ``standard`` (the default strength) and ``expert`` (determinized Monte Carlo over standard
 rollouts, within a time budget that a seat may set within :data:`BUDGET_LIMITS_MS`).
+:func:`get` also serves baselines and the opponent styles of :mod:`bots.styles` (for
+benchmarks: no level).
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ BUDGET_LIMITS_MS = (5, 250)  # the budget a seat may ask for, inclusive
 def _baselines() -> dict[str, Bot]:
     """Bots kept only to measure progress against (``canasta bench bots``, tournaments); not
     levels: the API offers :data:`NAMES` only."""
+    from bots.distilled import SELF_PLAY_MARGIN
     from bots.expert import Expert
     from bots.greedy import Greedy
     from bots.standard import Standard
@@ -107,21 +110,32 @@ def _baselines() -> dict[str, Bot]:
     # without the search (the standard bot where the judgment does not apply)
     return {"expert-2026-11": Expert(rollout=Greedy(), max_candidates=6, other_melds=2),
             "expert-2026-12": Expert(rollout=Standard()),
-            "standard-judged": Expert(rollout=Standard(), use_distilled=True, search=False)}
+            "standard-judged": Expert(rollout=Standard(), use_distilled=True, search=False),
+            # before issue 37: the judgment departs from the bot's choice at any predicted gain
+            "expert-2026-12-06": Expert(rollout=Standard(), use_distilled=True, judge_margin=SELF_PLAY_MARGIN)}
 
 
-BASELINES = ("expert-2026-11", "expert-2026-12", "standard-judged")
-SEARCHING_BASELINES = frozenset({"expert-2026-11", "expert-2026-12"})  # those a budget applies to
+BASELINES = ("expert-2026-11", "expert-2026-12", "standard-judged", "expert-2026-12-06")
+SEARCHING_BASELINES = frozenset({"expert-2026-11", "expert-2026-12", "expert-2026-12-06"})  # those a budget applies to
 
 
 def get(name: str) -> Bot:
     global _BOTS
     if _BOTS is None:
-        _BOTS = {**_registry(), **_baselines()}
+        from bots.styles import registry as styles
+
+        _BOTS = {**_registry(), **_baselines(), **styles()}
     try:
         return _BOTS[name]
     except KeyError:
         raise ValueError(f"unknown bot {name!r}; bots: {', '.join(NAMES)}") from None
+
+
+def is_bot(name: str) -> bool:
+    """A level, a baseline or an opponent style (:mod:`bots.styles`): what a tournament may seat."""
+    from bots.styles import STYLES
+
+    return name in NAMES or name in BASELINES or name in STYLES
 
 
 def view_seed(state: State, seat: int) -> int:
@@ -165,4 +179,4 @@ def policy(name: str, rng: random.Random, budget: Budget | float | int | None = 
     return play
 
 
-__all__ = ["BASELINES", "BUDGETED", "SEARCHING_BASELINES", "CPU", "WALL", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "policy", "view_seed"]
+__all__ = ["BASELINES", "BUDGETED", "SEARCHING_BASELINES", "CPU", "WALL", "BUDGET_LIMITS_MS", "Budget", "DEFAULT_BOT", "DEFAULT_BUDGET_MS", "LEVELS", "NAMES", "SeatView", "choose", "choose_from", "get", "is_bot", "policy", "view_seed"]

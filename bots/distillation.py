@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from bots import CPU, Budget, get, policy
+from bots import CPU, Budget, get, is_bot, policy
 from bots.distilled import chosen, decision_kind, dot, feature_rows, judge
 from bots.evaluation import least_squares
 from bots.expert import Expert
@@ -68,25 +68,38 @@ def sampled_kind(phase: str, candidates: list[Action]) -> str | None:
     return "answer" if phase == "answer" else None
 
 
-def sample(preset: str, games: range, worlds: int, out: Any, kinds: tuple[str, ...] = FIT_KINDS) -> None:
+def sample(preset: str, games: range, worlds: int, out: Any, kinds: tuple[str, ...] = FIT_KINDS,
+           opponents: tuple[str, ...] = ()) -> None:
     """Write one JSON line per sampled decision of standard self-play: the whole state (an
     offline file: only the seat's view of it is read back, through :class:`SeatView`), the
     candidates, and each candidate's hand-end score difference in each of ``worlds`` sampled
     worlds (None where it was illegal). Only decisions of ``kinds`` are sampled; with the
-    default, the same decisions as the weights in use were fit on."""
+    default, the same decisions as the weights in use were fit on.
+
+    ``opponents``: bots (styles) the other side plays, one a game in turn (game ``g`` plays
+    ``opponents[g % len(opponents)]``, the standard bot's side alternating between the teams);
+    only the standard bot's decisions are sampled, and the rollouts play the opposing seats
+    with that game's style. Empty: standard self-play, every decision sampled."""
     rules = resolve(preset)
     deep = Expert(rollout=Standard(), horizon=HAND_END, max_steps=HAND_END)
     for game in games:
-        _sample_game(rules, game, worlds, deep, out, kinds)
+        style = opponents[game % len(opponents)] if opponents else None
+        ours = game // len(opponents) % rules.teams if opponents else None  # each style meets both sides
+        _sample_game(rules, game, worlds, deep, out, kinds, style, ours)
 
 
-def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: Any, kinds: tuple[str, ...]) -> None:
-    """One game of :func:`sample` (its deal and its sampling seeded by ``game``)."""
+def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: Any, kinds: tuple[str, ...],
+                 style: str | None = None, ours: int | None = None) -> None:
+    """One game of :func:`sample` (its deal and its sampling seeded by ``game``); ``style``
+    plays the seats of the teams other than ``ours``."""
     rng = random.Random(game)
     player = policy("standard", random.Random(game + 1))
     rates = {PHASE_OF_KIND[k]: SAMPLE_RATES[PHASE_OF_KIND[k]] for k in kinds}
+    them = policy(style, random.Random(game + 2)) if style else player
 
     def watch(state: State, seat: int, actions: list[Action]) -> Action:
+        if ours is not None and rules.team_of(seat) != ours:
+            return them(state, seat, actions)
         choice = player(state, seat, actions)
         rate = rates.get(state.phase)
         if len(actions) < 2 or rate is None:
@@ -102,13 +115,14 @@ def _sample_game(rules: RuleOptions, game: int, worlds: int, deep: Expert, out: 
         if kind not in kinds:
             return choice
         values: list[list[float | None]] = [[] for _ in candidates]
+        models = {p: get(style) for p in v.opponents} if style else None
         for _ in range(worlds):
             world = determinize(state, seat, r)
             seed = r.getrandbits(32)
             for i, a in enumerate(candidates):
-                values[i].append(deep.rollout(world, seat, a, random.Random(seed)))
+                values[i].append(deep.rollout(world, seat, a, random.Random(seed), models))
         out.write(orjson.dumps({"game": game, "seat": seat, "kind": kind, "state": state.to_json(),
-                                "candidates": candidates, "values": values}) + b"\n")
+                                "candidates": candidates, "values": values, "opponents": style}) + b"\n")
         return choice
 
     play_game(rules, random.Random(game), watch)
@@ -250,19 +264,22 @@ def _lines(paths: list[str]) -> list[dict[str, Any]]:
     return [orjson.loads(raw) for path in paths for raw in Path(path).read_bytes().splitlines() if raw.strip()]
 
 
-USAGE = ("usage: python -m bots.distillation sample PRESET FIRST_GAME LAST_GAME FILE [KIND,...] | fit FILE... "
-         f"| audit FILE...   (kinds: {', '.join(KINDS)}; default {','.join(FIT_KINDS)})")
+USAGE = ("usage: python -m bots.distillation sample PRESET FIRST_GAME LAST_GAME FILE [KIND,...] [OPPONENT,...] "
+         f"[WORLDS] | fit FILE... | audit FILE...   (kinds: {', '.join(KINDS)}; default {','.join(FIT_KINDS)}; "
+         f"opponents: styles the other side plays, one a game in turn; worlds: default {WORLDS})")
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) in (5, 6) and argv[0] == "sample":
+    if len(argv) in (5, 6, 7, 8) and argv[0] == "sample":
         preset, first, last, path = argv[1], int(argv[2]), int(argv[3]), argv[4]
-        kinds = tuple(argv[5].split(",")) if len(argv) == 6 else FIT_KINDS
-        if not set(kinds) <= set(KINDS):
+        kinds = tuple(argv[5].split(",")) if len(argv) >= 6 and argv[5] else FIT_KINDS
+        opponents = tuple(argv[6].split(",")) if len(argv) >= 7 else ()
+        worlds = int(argv[7]) if len(argv) == 8 else WORLDS
+        if not set(kinds) <= set(KINDS) or not all(is_bot(o) for o in opponents) or worlds < MIN_WORLDS:
             print(USAGE, file=sys.stderr)
             return 2
         with open(path, "ab") as out:
-            sample(preset, range(first, last), WORLDS, out, kinds)
+            sample(preset, range(first, last), worlds, out, kinds, opponents)
         return 0
     if len(argv) >= 2 and argv[0] == "audit":
         _print_audit(audit(_lines(argv[1:])))

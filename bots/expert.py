@@ -29,14 +29,22 @@ weights: partnerships that go out with one canasta), the discards and the choice
 bot's meld and a discard are not searched but judged by linear models fit offline on such
 rollouts; going out, the draw and the answers are still searched.
 
+That judgment was fit on rollouts where every seat plays the standard bot, so it learned our
+standard's habits as well as the moves' worth: against other styles (:mod:`bots.styles`, issue
+37) its small departures from the bot lost. It departs only where it predicts a clear gain
+(:data:`bots.distilled.JUDGE_MARGIN`). The rollouts can play the opposing seats with other
+models (``opponents``, one drawn per seat and world); the registered expert keeps the standard
+bot there (a mixture of the tuning styles measured no gain on the tuning pool).
+
 Measured at 15 ms against the standard bot (BENCHMARKS.md; issue 15's sessions in
-docs/benchmarks/bots.md): ~78% of ``finnish-2p`` games, ~62% in four-player ``finnish`` (~50%
-before the distilled judgment).
+docs/benchmarks/bots.md): ~78% of ``finnish-2p``
+games, ~62% in four-player ``finnish`` (~50% before the distilled judgment).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from bots import distilled
@@ -76,8 +84,13 @@ class Expert:
 
     def __init__(self, rollout: Greedy | None = None, horizon: int = 2, switch_margin: float = SWITCH_MARGIN,
                  max_candidates: int = MAX_CANDIDATES, other_melds: int = OTHER_MELDS,
-                 max_steps: int = MAX_ROLLOUT_STEPS, use_distilled: bool = False, search: bool = True) -> None:
+                 max_steps: int = MAX_ROLLOUT_STEPS, use_distilled: bool = False, search: bool = True,
+                 opponents: Sequence[Any] = (),
+                 judge_margin: float = distilled.JUDGE_MARGIN) -> None:
         self.greedy = rollout or Greedy()
+        # the models of the opposing seats in the rollouts, one drawn per seat and world (empty:
+        # the rollout bot plays them too, i.e. the search assumes they play as it does)
+        self.opponents = tuple(opponents)
         self.max_candidates = max_candidates
         self.other_melds = other_melds  # melds and adds tried besides the rule bot's own choice
         self.horizon = horizon  # turn changes a rollout plays through (2: to the next seat's turn end)
@@ -85,6 +98,7 @@ class Expert:
         self.switch_margin = switch_margin
         # the bot whose scores bots.distilled corrects, where it has weights (None: always search)
         self.judge_bot = self.greedy if use_distilled and isinstance(self.greedy, Standard) else None
+        self.judge_margin = judge_margin  # what the judgment must gain to depart from the bot's choice
         # False: the rule bot's choice where the judgment does not apply (a baseline that
         # measures what the search adds to the judgment)
         self.search = search
@@ -98,7 +112,7 @@ class Expert:
         if len(candidates) <= 1:
             return default
         if self.judge_bot is not None:
-            judged = distilled.judge(self.judge_bot, v, candidates)
+            judged = distilled.judge(self.judge_bot, v, candidates, self.judge_margin)
             if judged is not None:
                 return judged  # a partnership's discard or meld: what deep search taught, at once
         if not self.search:
@@ -113,9 +127,10 @@ class Expert:
         worlds = 0
         while True:
             world = determinize(state, seat, rng)
+            models = self.draw_opponents(v, rng)
             seed = rng.getrandbits(32)
             for i, action in enumerate(candidates):
-                value = self.rollout(world, seat, action, random.Random(seed))
+                value = self.rollout(world, seat, action, random.Random(seed), models)
                 if value is not None:
                     totals[i] += value
                     counts[i] += 1
@@ -169,8 +184,17 @@ class Expert:
         return out
 
     # -- rollouts -----------------------------------------------------------------------
-    def rollout(self, world: State, seat: int, action: Action, rng: random.Random) -> float | None:
-        """The value for ``seat``'s team of playing ``action`` in ``world``; None if illegal there."""
+    def draw_opponents(self, v: SeatView, rng: random.Random) -> dict[int, Any] | None:
+        """One model of each opposing seat for one world, drawn from :attr:`opponents`; every
+        candidate meets the same ones (common random numbers). None: no mixture."""
+        if not self.opponents:
+            return None
+        return {p: rng.choice(self.opponents) for p in v.opponents}
+
+    def rollout(self, world: State, seat: int, action: Action, rng: random.Random,
+                models: dict[int, Any] | None = None) -> float | None:
+        """The value for ``seat``'s team of playing ``action`` in ``world``; None if illegal there.
+        ``models``: the bot of each opposing seat (:meth:`draw_opponents`; default the rollout bot)."""
         try:
             s = apply(world, seat, action)
         except IllegalMove:
@@ -190,7 +214,8 @@ class Expert:
             acts, plan = legal_actions_and_plan(s, actor)
             if not acts:
                 break
-            choice = acts[0] if len(acts) == 1 else g.choose(SeatView(s, actor).knowing_plan(plan), acts, rng)
+            bot = models.get(actor, g) if models else g
+            choice = acts[0] if len(acts) == 1 else bot.choose(SeatView(s, actor).knowing_plan(plan), acts, rng)
             s = apply(s, actor, choice)
             steps += 1
         return evaluate(s, team, g.name)

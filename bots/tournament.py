@@ -38,6 +38,7 @@ class GameResult:
     b_ms: tuple[float, ...] = ()
     a_cpu_ms: tuple[float, ...] = ()  # the same decisions in CPU time (ms): a busy machine's share removed
     b_cpu_ms: tuple[float, ...] = ()
+    hands: int = 0  # hands played (points per hand: the totals over this)
 
     @property
     def outcome(self) -> str:
@@ -81,7 +82,7 @@ def play_one(match: Match, game: int) -> GameResult:
     assert final is not None and final.game_result is not None
     return GameResult(game, a_team, tuple(final.totals), final.game_result["winner"], len(record.moves),
                       time.perf_counter() - started, tuple(thought["a"]), tuple(thought["b"]),
-                      tuple(thought["a_cpu"]), tuple(thought["b_cpu"]))
+                      tuple(thought["a_cpu"]), tuple(thought["b_cpu"]), len(record.hands))
 
 
 def _timed(play: Any, wall: list[float], cpu: list[float]) -> Any:

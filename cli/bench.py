@@ -15,6 +15,10 @@ BENCHES = {
     "bots": ("bench.bots", "main", "bot strength and bot-turn latency"),
     "expert": ("bench.expert", "main", "expert rollouts per CPU second at fixed seeds, and its choices to compare"),
 }
+# benchmarks named by two words, the first a bench above (``canasta bench bots pool``)
+SUB_BENCHES = {
+    ("bots", "pool"): ("bench.pool", "main", "each level against each opponent style (tuning and held-out pools)"),
+}
 
 
 def main(argv: list[str]) -> int:
@@ -22,8 +26,13 @@ def main(argv: list[str]) -> int:
         print("usage: canasta bench {" + ",".join(BENCHES) + "} [options]")
         for name, (_, _, help_) in BENCHES.items():
             print(f"  {name:<7} {help_}")
+        for (name, sub), (_, _, help_) in SUB_BENCHES.items():
+            print(f"  {name} {sub:<7} {help_}")
         return 0 if argv and argv[0] in ("-h", "--help") else 2
-    module, func, _ = BENCHES[argv[0]]
+    words = (argv[0], argv[1] if len(argv) > 1 else "")
+    module, func, _ = SUB_BENCHES.get(words, BENCHES[argv[0]])
+    if words in SUB_BENCHES:
+        argv = [" ".join(words), *argv[2:]]  # the second word names the bench: its options follow
     try:
         mod = importlib.import_module(module)
     except ImportError as e:

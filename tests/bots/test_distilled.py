@@ -131,3 +131,27 @@ def test_other_kinds_are_sampled_and_audited() -> None:
         assert by["judgment"] == []  # the judgment has no model for these
         assert by["best"] and all(g >= 0 for g in by["best"])  # the bot's own mean is among them
         assert len(by["search"]) == len(by["half"]) == len(by["best"])
+
+
+def test_sampling_against_styles_samples_only_the_standard_side() -> None:
+    """With opponents, game g's other side plays opponents[g % n] (rollouts too), and only the
+    standard bot's seats are sampled; each style meets both sides over the games."""
+    out = io.BytesIO()
+    distillation.sample("finnish", range(4), 1, out, opponents=("pile-eager", "meld-all"))
+    lines = [orjson.loads(raw) for raw in out.getvalue().splitlines()]
+    assert {line["opponents"] for line in lines} == {"pile-eager", "meld-all"}
+    for line in lines:
+        ours = line["game"] // 2 % 2
+        assert line["seat"] % 2 == ours  # four players: seats 0 and 2 are team 0
+    assert {line["game"] // 2 % 2 for line in lines} == {0, 1}
+
+
+def test_the_margin_leaves_two_player_play_as_it_was() -> None:
+    """The judgment serves partnerships only: in two players the expert chooses what the
+    expert before issue 37 chose (so the two-player results cannot fall)."""
+    import bots
+
+    for n, (state, seat) in enumerate(positions("finnish-2p", 8, seed=21)):
+        budget = Budget(ms=60_000, rollouts=12)
+        assert (bots.choose("expert", state, seat, random.Random(n), budget)
+                == bots.choose("expert-2026-12-06", state, seat, random.Random(n), budget))

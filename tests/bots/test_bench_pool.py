@@ -1,0 +1,33 @@
+"""``canasta bench bots pool``: a row per level and style with an interval, and the goals."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bench import pool
+from cli import bench
+
+
+def test_the_pool_bench_prints_each_pairing_and_each_goal(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["bots", "pool", "--games", "2", "--target", "300", "--presets", "finnish",
+                       "--levels", "standard,expert@5", "--styles", "pile-eager,asker"]) in (0, 1)
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith("finnish ")]
+    assert [(r[1], r[2], r[3]) for r in rows] == [
+        ("tuning", "standard", "pile-eager"), ("tuning", "expert@5", "pile-eager"),
+        ("held-out", "standard", "asker"), ("held-out", "expert@5", "asker")]
+    for r in rows:
+        lo, hi = (float(x) for x in re.fullmatch(r"(\d+\.\d)%-(\d+\.\d)%", r[6]).groups())  # type: ignore[union-attr]
+        assert lo <= float(r[5].rstrip("%")) <= hi
+    for goal in ("standard >= 60% against each held-out style", "expert@5 >= 60% on average",
+                 "expert@5 p99 a decision <= 10 ms", "expert@5 wins more than standard"):
+        assert re.search(rf"^finnish: {re.escape(goal)}.*: (met|MISSED)$", out, re.M), goal
+
+
+@pytest.mark.parametrize("argv", [["--pools", "secret"], ["--levels", "oracle"], ["--styles", "nobody"],
+                                  ["--presets", "finish"], ["--games", "0"]])
+def test_bad_input_is_an_error_not_an_empty_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert pool.main(argv) == 2
+    assert "canasta bench bots pool:" in capsys.readouterr().err
