@@ -13,6 +13,7 @@ BENCHES = {
     "app": ("api.bench_app", "main", "the app's own CPU per move, without an HTTP server"),
     "hints": ("api.bench_hints", "main", "hints/s (new positions, asked again, one token) against /healthz"),
     "bots": ("worker.bench", "main", "bot strength and bot-turn latency"),
+    "audit": ("bench.audit", "main", "the fair-play audit: false positives per fair player, detection per cheater, speed"),
     "expert": ("bots.bench_expert", "main", "expert rollouts per CPU second at fixed seeds, and its choices to compare"),
 }
 

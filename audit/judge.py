@@ -1,0 +1,100 @@
+"""One decision judged: where does the true deal rank among deals the seat could not tell from it?
+
+For a decision of seat S: the options compared are S's choice and the alternatives the
+expert would weigh (:meth:`bots.expert.Expert.candidates`, from S's view only). In each of
+``worlds`` deals sampled from what S could know (:func:`bots.view.determinize`, the bots'
+one sampler) and in the true deal, every option is valued by one fixed evaluator: a greedy
+rollout to the end of the next seat's turn, then the expert's leaf evaluation
+(:meth:`bots.expert.Expert.rollout`). Why so short: every later turn draws from a stock the
+sampled deals order at random, and that luck drowned the signal (four players, a full round:
+the opponent-peeking cheater ranked 0.48 on average, 146 decisions; to the next turn's end 0.56).
+The *advantage* of the choice in a deal is its value minus the mean of the alternatives'.
+
+A fair seat's choice is a function of its view (and its own coin flips), so, given the view,
+the true deal is one more draw of the deals the seat could not tell apart: its advantage
+ranks uniformly among the sampled deals' (ties broken at random). A seat that sees hidden
+cards chooses what is good in the true deal, and its rank goes up. The rank becomes a
+uniform number ``u`` in (0, 1); docs/audit.md says what the test assumes and where it fails.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from audit.decisions import Decision
+from bots.expert import Expert
+from bots.greedy import Greedy
+from bots.standard import Standard
+from bots.view import SeatView, determinize
+from engine.state import State
+
+WORLDS = 7  # sampled deals per decision (the true one makes 8 ranks; 15 cost twice as much)
+OPTIONS = 3  # the choice and at most two alternatives
+HORIZON = 2  # turn changes a rollout plays through: to the end of the next seat's turn
+MAX_STEPS = 30  # moves a rollout plays at most
+SAME = 1e-6  # advantages closer than this (points) are tied
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """A decision's verdict: ``u`` uniform on (0, 1) under fair play; ``spread`` how much the
+    choice's advantage varies over the deals (0: the hidden cards do not matter to it)."""
+
+    move: int
+    hand: int
+    seat: int
+    action: dict[str, Any]
+    u: float
+    true_advantage: float
+    mean_advantage: float
+    spread: float
+
+
+class Judge:
+    """The fixed evaluator and the options; one per audit (it holds no per-game state)."""
+
+    def __init__(self, worlds: int = WORLDS, options: int = OPTIONS, horizon: int = HORIZON) -> None:
+        self.worlds = worlds
+        # the alternatives: the standard bot's choice, then the expert's other candidates
+        self.proposer = Expert(rollout=Standard(), max_candidates=options)
+        # the evaluator: greedy rollouts (cheap, and not the policy any tested player searches with)
+        self.evaluator = Expert(rollout=Greedy(), horizon=horizon, max_steps=MAX_STEPS)
+        self.options = options
+
+    def options_of(self, d: Decision) -> list[dict[str, Any]]:
+        """The choice first, then alternatives chosen from the seat's view alone."""
+        v = SeatView(d.state, d.seat)
+        from bots import view_seed
+
+        reference = self.proposer.greedy.choose(v, d.legal, random.Random(view_seed(d.state, d.seat)))
+        others = [a for a in self.proposer.candidates(v, d.legal, reference) if a != d.action]
+        return [d.action, *others[:self.options - 1]]
+
+    def judge(self, d: Decision, rng: random.Random) -> Judged | None:
+        """The decision's rank, or None when there is nothing to compare (one option)."""
+        options = self.options_of(d)
+        if len(options) < 2:
+            return None
+        truth = d.state._replace(deck=d.state.stock, stock_pos=0)  # as the sampler builds its deals
+        deals = [truth] + [determinize(d.state, d.seat, rng) for _ in range(self.worlds)]
+        seed = rng.getrandbits(32)  # the same rollout seed in every deal: only the deal differs
+        advantages = [self.advantage(w, d.seat, options, seed) for w in deals]
+        true, sampled = advantages[0], advantages[1:]
+        below = sum(1 for a in sampled if a < true - SAME)
+        tied = sum(1 for a in sampled if abs(a - true) <= SAME)
+        u = (below + rng.random() * (tied + 1)) / (len(sampled) + 1)
+        lo, hi = min(advantages), max(advantages)
+        mean = sum(sampled) / len(sampled)
+        return Judged(d.move, d.hand, d.seat, d.action, u, true, mean, hi - lo)
+
+    def advantage(self, world: State, seat: int, options: list[dict[str, Any]], seed: int) -> float:
+        """The choice's value in ``world`` minus the mean of the alternatives' (an option the
+        deal makes illegal is left out; none: 0)."""
+        values = [self.evaluator.rollout(world, seat, a, random.Random(seed)) for a in options]
+        chosen = values[0]
+        rest = [x for x in values[1:] if x is not None]
+        if chosen is None or not rest:
+            return 0.0
+        return chosen - sum(rest) / len(rest)

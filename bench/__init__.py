@@ -1,0 +1,1 @@
+"""Benchmarks (not tests), run by `canasta bench ...`; never imported by the service."""
