@@ -24,15 +24,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.decisions import Decision
+from bots import view_seed
+from bots.evaluation import evaluate
 from bots.expert import Expert
 from bots.greedy import Greedy
 from bots.standard import Standard
 from bots.view import SeatView, determinize
-from engine.state import State
+from engine.errors import IllegalMove
+from engine.legal import legal_actions_and_plan
+from engine.moves import apply
+from engine.state import IN_HAND, State
 
 WORLDS = 7  # sampled deals per decision (the true one makes 8 ranks; 15 cost twice as much)
 OPTIONS = 3  # the choice and at most two alternatives
-HORIZON = 2  # turn changes a rollout plays through: to the end of the next seat's turn
+HORIZON = 3  # turn changes a rollout plays through: to the end of the partner's turn (four players)
+FIRST_LOOK = 2  # the first turn change where the position is valued: the end of the next seat's turn
 MAX_STEPS = 30  # moves a rollout plays at most
 SAME = 1e-6  # advantages closer than this (points) are tied
 
@@ -60,20 +66,23 @@ class Judge:
         # the alternatives: the standard bot's choice, then the expert's other candidates
         self.proposer = Expert(rollout=Standard(), max_candidates=options)
         # the evaluator: greedy rollouts (cheap, and not the policy any tested player searches with)
-        self.evaluator = Expert(rollout=Greedy(), horizon=horizon, max_steps=MAX_STEPS)
+        self.rollout_bot = Greedy()
+        self.horizon = horizon
         self.options = options
 
     def options_of(self, d: Decision) -> list[dict[str, Any]]:
-        """The choice first, then alternatives chosen from the seat's view alone."""
+        """The choice, the reference's choice, then the expert's other candidates: all from the
+        seat's view alone. Only the choice when it is the reference's own (nothing to judge)."""
         v = SeatView(d.state, d.seat)
-        from bots import view_seed
-
         reference = self.proposer.greedy.choose(v, d.legal, random.Random(view_seed(d.state, d.seat)))
+        if d.action == reference:
+            return [d.action]
         others = [a for a in self.proposer.candidates(v, d.legal, reference) if a != d.action]
         return [d.action, *others[:self.options - 1]]
 
     def judge(self, d: Decision, rng: random.Random) -> Judged | None:
-        """The decision's rank, or None when there is nothing to compare (one option)."""
+        """The decision's rank, or None when there is nothing to judge (the seat played the
+        reference's move, or had one option)."""
         options = self.options_of(d)
         if len(options) < 2:
             return None
@@ -92,9 +101,37 @@ class Judge:
     def advantage(self, world: State, seat: int, options: list[dict[str, Any]], seed: int) -> float:
         """The choice's value in ``world`` minus the mean of the alternatives' (an option the
         deal makes illegal is left out; none: 0)."""
-        values = [self.evaluator.rollout(world, seat, a, random.Random(seed)) for a in options]
+        values = [self.value(world, seat, a, random.Random(seed)) for a in options]
         chosen = values[0]
         rest = [x for x in values[1:] if x is not None]
         if chosen is None or not rest:
             return 0.0
         return chosen - sum(rest) / len(rest)
+
+    def value(self, world: State, seat: int, action: dict[str, Any], rng: random.Random) -> float | None:
+        """The mean of the leaf evaluation (``bots.evaluation.evaluate``) for ``seat``'s team at
+        the end of each turn from the next seat's to the ``horizon``: greedy plays every seat;
+        a hand that ends first counts its exact score at the points left. None: illegal here."""
+        try:
+            s = apply(world, seat, action)
+        except IllegalMove:
+            return None
+        team = world.rules.team_of(seat)
+        bot, name = self.rollout_bot, self.rollout_bot.name
+        turns, last, steps, total = 0, world.turn, 0, 0.0
+        while s.phase in IN_HAND and steps < MAX_STEPS:
+            if s.turn != last:
+                turns, last = turns + 1, s.turn
+                if turns >= FIRST_LOOK:
+                    total += evaluate(s, team, name)
+                if turns >= self.horizon:
+                    return total / (self.horizon - FIRST_LOOK + 1)
+            actor = s.to_act
+            acts, plan = legal_actions_and_plan(s, actor)
+            if not acts:
+                break
+            choice = acts[0] if len(acts) == 1 else bot.choose(SeatView(s, actor).knowing_plan(plan), acts, rng)
+            s = apply(s, actor, choice)
+            steps += 1
+        left = self.horizon - max(turns, FIRST_LOOK - 1)
+        return (total + left * evaluate(s, team, name)) / (self.horizon - FIRST_LOOK + 1)
