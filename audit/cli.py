@@ -134,7 +134,8 @@ def _print(v: Verdict, as_json: bool) -> None:
     if not v.judgeable:
         print(f"{head}: too short to judge (fewer than {MIN_DECISIONS} informative decisions), not flagged")
         return
-    print(f"{head}, z {v.z:+.2f}, p {v.p:.3g}: {v.status} (flagged below p {v.threshold:g})")
+    print(f"{head}, z {v.z:+.2f} (deal) {v.z_stock:+.2f} (stock), p {v.p:.3g}: {v.status} "
+          f"(flagged below p {v.threshold:g})")
     for game, j in v.weighty[:SHOWN_LINES]:
         action = orjson.dumps(j.action).decode()
         print(f"  {game} move {j.move} (hand {j.hand}): {action}: rank {j.u:.2f}, advantage "

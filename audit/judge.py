@@ -1,14 +1,21 @@
 """One decision judged: where does the true deal rank among deals the seat could not tell from it?
 
-For a decision of seat S: the options compared are S's choice and the alternatives the
-expert would weigh (:meth:`bots.expert.Expert.candidates`, from S's view only). In each of
-``worlds`` deals sampled from what S could know (:func:`bots.view.determinize`, the bots'
-one sampler) and in the true deal, every option is valued by one fixed evaluator: a greedy
-rollout to the end of the next seat's turn, then the expert's leaf evaluation
-(:meth:`bots.expert.Expert.rollout`). Why so short: every later turn draws from a stock the
-sampled deals order at random, and that luck drowned the signal (four players, a full round:
-the opponent-peeking cheater ranked 0.48 on average, 146 decisions; to the next turn's end 0.56).
-The *advantage* of the choice in a deal is its value minus the mean of the alternatives'.
+A decision of seat S is judged where S departed from the reference, the standard bot's move
+in S's position (a seat that plays the book move shows nothing of what it knows; which
+decisions are judged depends on S's view alone). The options compared: S's choice, the
+reference's and the expert's next candidate (:meth:`bots.expert.Expert.candidates`). In each
+of ``worlds`` deals sampled from what S could know (:func:`bots.view.determinize`, the bots'
+one sampler) and in the true deal, every option is valued by one fixed evaluator: greedy
+plays every seat on, and the expert's leaf evaluation (:func:`bots.evaluation.evaluate`) is
+taken at the end of the next seat's turn and of the one after (the partner's, with four
+players), and averaged. The *advantage* of the choice in a deal is its value minus the mean
+of the alternatives'.
+
+Why so short a look-ahead: every later turn draws from a stock that the sampled deals order
+at random, and that luck drowned the signal (a full round: the opponent-peeking cheater
+ranked 0.48 on average over 146 decisions; to the end of the next turn 0.56). The partner's
+turn is kept because a partner's hand pays off there: valued at the next turn's end only,
+the partner-peeking cheater's decisions ranked 0.47-0.54; with the partner's turn, 0.57.
 
 A fair seat's choice is a function of its view (and its own coin flips), so, given the view,
 the true deal is one more draw of the deals the seat could not tell apart: its advantage
@@ -45,17 +52,20 @@ SAME = 1e-6  # advantages closer than this (points) are tied
 
 @dataclass(frozen=True, slots=True)
 class Judged:
-    """A decision's verdict: ``u`` uniform on (0, 1) under fair play; ``spread`` how much the
-    choice's advantage varies over the deals (0: the hidden cards do not matter to it)."""
+    """A decision's verdict: ``u`` and ``u_stock`` uniform on (0, 1) under fair play; ``spread``
+    how much the choice's advantage varies over the deals (0: those hidden cards do not
+    matter to it)."""
 
     move: int
     hand: int
     seat: int
     action: dict[str, Any]
-    u: float
+    u: float  # the deal's test: the true deal among deals with every unseen card dealt again
     true_advantage: float
-    mean_advantage: float
+    mean_advantage: float  # in those deals
     spread: float
+    u_stock: float  # the stock's test: the true deal among deals with the stock shuffled again
+    spread_stock: float
 
 
 class Judge:
@@ -81,22 +91,28 @@ class Judge:
         return [d.action, *others[:self.options - 1]]
 
     def judge(self, d: Decision, rng: random.Random) -> Judged | None:
-        """The decision's rank, or None when there is nothing to judge (the seat played the
+        """The decision's ranks, or None when there is nothing to judge (the seat played the
         reference's move, or had one option)."""
         options = self.options_of(d)
         if len(options) < 2:
             return None
         truth = d.state._replace(deck=d.state.stock, stock_pos=0)  # as the sampler builds its deals
-        deals = [truth] + [determinize(d.state, d.seat, rng) for _ in range(self.worlds)]
+        # the deal: every card the seat has not seen dealt again (the other hands and the stock)
+        hands = [determinize(d.state, d.seat, rng) for _ in range(self.worlds)]
+        # the stock: the true hands, the stock shuffled again
+        stocks = []
+        for _ in range(self.worlds):
+            deck = list(truth.deck)
+            rng.shuffle(deck)
+            stocks.append(truth._replace(deck=tuple(deck)))
         seed = rng.getrandbits(32)  # the same rollout seed in every deal: only the deal differs
-        advantages = [self.advantage(w, d.seat, options, seed) for w in deals]
-        true, sampled = advantages[0], advantages[1:]
-        below = sum(1 for a in sampled if a < true - SAME)
-        tied = sum(1 for a in sampled if abs(a - true) <= SAME)
-        u = (below + rng.random() * (tied + 1)) / (len(sampled) + 1)
-        lo, hi = min(advantages), max(advantages)
-        mean = sum(sampled) / len(sampled)
-        return Judged(d.move, d.hand, d.seat, d.action, u, true, mean, hi - lo)
+        true = self.advantage(truth, d.seat, options, seed)
+        by_hands = [self.advantage(w, d.seat, options, seed) for w in hands]
+        by_stock = [self.advantage(w, d.seat, options, seed) for w in stocks]
+        u, spread = _rank(true, by_hands, rng)
+        u_stock, spread_stock = _rank(true, by_stock, rng)
+        return Judged(d.move, d.hand, d.seat, d.action, u, true, sum(by_hands) / len(by_hands), spread,
+                      u_stock, spread_stock)
 
     def advantage(self, world: State, seat: int, options: list[dict[str, Any]], seed: int) -> float:
         """The choice's value in ``world`` minus the mean of the alternatives' (an option the
@@ -135,3 +151,13 @@ class Judge:
             steps += 1
         left = self.horizon - max(turns, FIRST_LOOK - 1)
         return (total + left * evaluate(s, team, name)) / (self.horizon - FIRST_LOOK + 1)
+
+
+def _rank(true: float, sampled: list[float], rng: random.Random) -> tuple[float, float]:
+    """``true``'s rank among ``sampled`` as a uniform number (ties broken at random), and the
+    spread of all of them."""
+    below = sum(1 for a in sampled if a < true - SAME)
+    tied = sum(1 for a in sampled if abs(a - true) <= SAME)
+    u = (below + rng.random() * (tied + 1)) / (len(sampled) + 1)
+    return u, max(true, *sampled) - min(true, *sampled)
+

@@ -28,7 +28,7 @@ import orjson
 
 from audit.decisions import game_of
 from audit.fairplay import THRESHOLD, audit
-from audit.judge import Judge
+from audit.judge import WORLDS, Judge
 from bench.cheaters import Cheater
 from bots import CPU, Budget, policy
 from bots.simulate import Policy, play_game
@@ -81,7 +81,8 @@ def play_set(player: str, index: int, seed: int, games: int = GAMES_PER_SET) -> 
     verdict = audit(f"{player} set {index}", logs, Judge())
     judge_cpu = time.process_time() - started
     return {"player": player, "kind": kind, "set": index, "seed": seed, "seat": suspect, "games": games,
-            "decisions": verdict.decisions, "judged": verdict.judged, "z": verdict.z, "p": verdict.p,
+            "decisions": verdict.decisions, "judged": verdict.judged, "z": verdict.z,
+            "z_stock": verdict.z_stock, "p": verdict.p,
             "flagged": verdict.flagged, "judgeable": verdict.judgeable, "judge_cpu": judge_cpu,
             "play_cpu": play_cpu, "decisions_all_seats": decisions_all}
 
@@ -99,7 +100,7 @@ def wilson(k: int, n: int) -> tuple[float, float]:
 
 def summarise(rows: list[dict[str, Any]], threshold: float = THRESHOLD) -> str:
     out = [f"{'player':<15} {'kind':<5} {'sets':>4} {'flagged':>7} {'share (95% CI)':>22} "
-           f"{'mean z':>7} {'sd z':>5} {'p<0.05':>6}"]
+           f"{'mean z':>7} {'sd z':>5} {'p<0.05':>6} {'judged/set':>10}"]
     normal = NormalDist()
     for player in dict.fromkeys(r["player"] for r in rows):
         mine = [r for r in rows if r["player"] == player]
@@ -110,14 +111,18 @@ def summarise(rows: list[dict[str, Any]], threshold: float = THRESHOLD) -> str:
         mean = sum(zs) / n
         sd = math.sqrt(sum((z - mean) ** 2 for z in zs) / (n - 1)) if n > 1 else 0.0
         below = sum(1 for r in mine if r["p"] < 0.05)
+        judged = sum(r["judged"] for r in mine) / n
         out.append(f"{player:<15} {mine[0]['kind']:<5} {n:>4} {k:>7} {k / n:>7.1%} ({lo:.1%}-{hi:.1%})"
-                   f" {mean:>+7.2f} {sd:>5.2f} {below:>6}")
-    judged = sum(r["decisions"] for r in rows)
+                   f" {mean:>+7.2f} {sd:>5.2f} {below:>6} {judged:>10.0f}")
+    decisions = sum(r["decisions"] for r in rows)
     cpu = sum(r["judge_cpu"] for r in rows)
     per_game = sum(r["decisions_all_seats"] for r in rows) / max(1, sum(r["games"] for r in rows))
     if cpu:
-        rate = judged / cpu
-        out.append(f"speed: {judged} decisions judged in {cpu:.0f} s of CPU: {rate:.1f} decisions/s per core; "
+        rate = decisions / cpu
+        departures = sum(r["judged"] for r in rows)
+        out.append(f"speed: {decisions} decisions examined ({departures} departures from the reference valued in "
+                   f"{WORLDS + 1} deals) in {cpu:.0f} s of CPU: {rate:.1f} decisions/s per core "
+                   f"({departures / cpu:.1f} departures/s); "
                    f"{per_game:.0f} decisions a game (all four seats): 1 000 games take "
                    f"{1000 * per_game / rate / 3600:.1f} core-hours (every seat)")
     out.append(f"flagged: p < {threshold:g}; a fair player's p is uniform when the test is calibrated "

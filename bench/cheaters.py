@@ -23,8 +23,8 @@ from typing import Any
 from bots.expert import Expert
 from bots.simulate import Policy
 from bots.standard import Standard
-from bots.view import SeatView, determinize
-from engine.cards import KINDS
+from bots.view import SeatView, determinize, holds_no_red_three
+from engine.cards import IS_RED_THREE, KINDS
 from engine.state import State
 
 LEAKS = ("stock", "partner", "opponent", "all")
@@ -53,30 +53,39 @@ def leaked_world(state: State, seat: int, leak: str | None, rng: random.Random) 
         return world._replace(known_from_pile=state.known_from_pile)
     world = determinize(state, seat, rng)
     if leak == "stock" and state.stock_size and world.deck:
-        world = _with_top(world, state.deck[state.stock_pos], seat)
+        world = with_stock_top(world, (state.deck[state.stock_pos],), seat)
     return world
 
 
-def _with_top(world: State, card: int, seat: int) -> State:
-    """``world`` with ``card`` on top of its stock, swapped with where the sampler put it."""
+def with_stock_top(world: State, top: tuple[int, ...], seat: int) -> State:
+    """``world`` with its stock starting with ``top``: each card is swapped in from where the
+    sampler put it (further down the stock, or another seat's hidden cards); a card that
+    cannot be placed (a red three that a hand may not hold) leaves the rest as dealt."""
     deck = list(world.deck)
-    if deck[0] == card:
-        return world
-    if card in deck:
-        i = deck.index(card)
-        deck[0], deck[i] = deck[i], deck[0]
-        return world._replace(deck=tuple(deck))
+    hands = list(world.hands)
     known = world.known_from_pile or ((),) * world.rules.players
-    for p, hand in enumerate(world.hands):
-        if p != seat and hand[card] > known[p].count(card):
+    for i, card in enumerate(top[:len(deck)]):
+        if deck[i] == card:
+            continue
+        j = next((j for j in range(i + 1, len(deck)) if deck[j] == card), None)
+        if j is not None:
+            deck[i], deck[j] = deck[j], deck[i]
+            continue
+        out = deck[i]
+        for p, hand in enumerate(hands):
+            if p == seat or hand[card] <= known[p].count(card):
+                continue
+            if IS_RED_THREE[out] and holds_no_red_three(world, p):
+                continue
             counts = list(hand)
             counts[card] -= 1
-            counts[deck[0]] += 1
-            deck[0] = card
-            hands = list(world.hands)
+            counts[out] += 1
             hands[p] = tuple(counts)
-            return world._replace(deck=tuple(deck), hands=tuple(hands))
-    return world
+            deck[i] = card
+            break
+        else:
+            break
+    return world._replace(deck=tuple(deck), hands=tuple(hands))
 
 
 class Cheater:
