@@ -99,8 +99,10 @@ def wilson(k: int, n: int) -> tuple[float, float]:
 
 
 def summarise(rows: list[dict[str, Any]], threshold: float = THRESHOLD) -> str:
-    out = [f"{'player':<15} {'kind':<5} {'sets':>4} {'flagged':>7} {'share (95% CI)':>22} "
-           f"{'mean z':>7} {'sd z':>5} {'p<0.05':>6} {'judged/set':>10}"]
+    out = ["mean z, sd z: the deal's test; z stock: the stock's test (mean); flagged: p, twice the smaller test's, "
+           f"below {threshold:g}",
+           f"{'player':<15} {'kind':<5} {'sets':>4} {'flagged':>7} {'share (95% CI)':>22} "
+           f"{'mean z':>7} {'sd z':>5} {'z stock':>7} {'p<0.05':>6} {'judged/set':>10}"]
     normal = NormalDist()
     for player in dict.fromkeys(r["player"] for r in rows):
         mine = [r for r in rows if r["player"] == player]
@@ -112,8 +114,9 @@ def summarise(rows: list[dict[str, Any]], threshold: float = THRESHOLD) -> str:
         sd = math.sqrt(sum((z - mean) ** 2 for z in zs) / (n - 1)) if n > 1 else 0.0
         below = sum(1 for r in mine if r["p"] < 0.05)
         judged = sum(r["judged"] for r in mine) / n
+        stock = sum(r.get("z_stock", 0.0) for r in mine) / n
         out.append(f"{player:<15} {mine[0]['kind']:<5} {n:>4} {k:>7} {k / n:>7.1%} ({lo:.1%}-{hi:.1%})"
-                   f" {mean:>+7.2f} {sd:>5.2f} {below:>6} {judged:>10.0f}")
+                   f" {mean:>+7.2f} {sd:>5.2f} {stock:>+7.2f} {below:>6} {judged:>10.0f}")
     decisions = sum(r["decisions"] for r in rows)
     cpu = sum(r["judge_cpu"] for r in rows)
     per_game = sum(r["decisions_all_seats"] for r in rows) / max(1, sum(r["games"] for r in rows))
@@ -121,7 +124,7 @@ def summarise(rows: list[dict[str, Any]], threshold: float = THRESHOLD) -> str:
         rate = decisions / cpu
         departures = sum(r["judged"] for r in rows)
         out.append(f"speed: {decisions} decisions examined ({departures} departures from the reference valued in "
-                   f"{WORLDS + 1} deals) in {cpu:.0f} s of CPU: {rate:.1f} decisions/s per core "
+                   f"{2 * WORLDS + 1} deals) in {cpu:.0f} s of CPU: {rate:.1f} decisions/s per core "
                    f"({departures / cpu:.1f} departures/s); "
                    f"{per_game:.0f} decisions a game (all four seats): 1 000 games take "
                    f"{1000 * per_game / rate / 3600:.1f} core-hours (every seat)")
@@ -173,7 +176,8 @@ def main(argv: list[str]) -> int:
                 out.write(orjson.dumps(row) + b"\n")
                 out.flush()
             print(f"{row['player']:<15} set {row['set']:>3} seat {row['seat']} judged {row['judged']:>4} "
-                  f"z {row['z']:+.2f} p {row['p']:.3g}{'  FLAGGED' if row['flagged'] else ''}", flush=True)
+                  f"z {row['z']:+.2f} (deal) {row.get('z_stock', 0.0):+.2f} (stock) p {row['p']:.3g}"
+                  f"{'  FLAGGED' if row['flagged'] else ''}", flush=True)
             if deadline and time.monotonic() > deadline:
                 break
     finally:

@@ -39,22 +39,26 @@ def decisions(seed: int, suspect=None, seat: int = 0):
 
 
 def test_ranks_are_uniform_ish_on_fair_play():
-    """Fair seats' per-decision ranks spread evenly over (0, 1): their mean near 1/2 and every
-    quarter holding its share (a sampler that told the true deal apart would skew them)."""
+    """Fair seats' per-decision ranks, of both tests, spread evenly over (0, 1): their mean near
+    1/2 and every quarter holding its share (a sampler that told the true deal apart would
+    skew them)."""
     judge = Judge(worlds=7)
-    us = []
+    deal, stock = [], []
     for seed, who in ((1, "random"), (2, "greedy"), (3, "random")):
         name, ds = decisions(seed, policy(who, random.Random(seed)))
         for d in ds:
             j = judge.judge(d, random.Random(d.move))
             if j is not None and j.spread > 0:
-                us.append(j.u)
-    assert len(us) >= 120
-    mean = sum(us) / len(us)
-    assert abs(mean - 0.5) < 4 * (1 / 12) ** 0.5 / len(us) ** 0.5  # four standard errors
-    for q in range(4):
-        share = sum(1 for u in us if q / 4 <= u < (q + 1) / 4) / len(us)
-        assert 0.13 < share < 0.37, (q, share)
+                deal.append(j.u)
+            if j is not None and j.spread_stock > 0:
+                stock.append(j.u_stock)
+    for us in (deal, stock):
+        assert len(us) >= 120
+        mean = sum(us) / len(us)
+        assert abs(mean - 0.5) < 4 * (1 / 12) ** 0.5 / len(us) ** 0.5  # four standard errors
+        for q in range(4):
+            share = sum(1 for u in us if q / 4 <= u < (q + 1) / 4) / len(us)
+            assert 0.13 < share < 0.37, (q, share)
 
 
 def test_all_seeing_cheater_is_flagged_in_a_short_set():
