@@ -3,9 +3,11 @@
 A decision of seat S is judged where S departed from the reference, the standard bot's move
 in S's position (a seat that plays the book move shows nothing of what it knows; which
 decisions are judged depends on S's view alone). The options compared: S's choice, the
-reference's and the expert's next candidate (:meth:`bots.expert.Expert.candidates`). In each
-of ``worlds`` deals sampled from what S could know (:func:`bots.view.determinize`, the bots'
-one sampler) and in the true deal, every option is valued by one fixed evaluator: greedy
+reference's and the expert's next candidate (:meth:`bots.expert.Expert.candidates`). Two
+kinds of deals: ``worlds`` sampled from what S could know (:func:`bots.view.determinize`, the
+bots' one sampler: the deal's test), and ``worlds`` with the true hands and the stock shuffled
+again (the stock's test: exact for any fair player, nobody has seen the stock's order). In
+those and in the true deal, every option is valued by one fixed evaluator: greedy
 plays every seat on, and the expert's leaf evaluation (:func:`bots.evaluation.evaluate`) is
 taken at the end of the next seat's turn and of the one after (the partner's, with four
 players), and averaged. The *advantage* of the choice in a deal is its value minus the mean
