@@ -13,6 +13,7 @@ BENCHES = {
     "app": ("bench.app", "main", "the app's own CPU per move, without an HTTP server"),
     "hints": ("bench.hints", "main", "hints/s (new positions, asked again, one token) against /healthz"),
     "bots": ("bench.bots", "main", "bot strength and bot-turn latency"),
+    "audit": ("bench.audit", "main", "the fair-play audit: false positives per fair player, detection per cheater, speed"),
     "expert": ("bench.expert", "main", "expert rollouts per CPU second at fixed seeds, and its choices to compare"),
 }
 # benchmarks named by two words, the first a bench above (``canasta bench bots pool``)

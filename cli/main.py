@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("web.serve", "main", "run the API (granian), a bot worker and, without REDIS_URL, an embedded Valkey"),
     "worker": ("worker.cli", "main", "run an RQ worker that plays bot seats"),
     "keys": ("cli.keys", "main", "issue, list and revoke API keys (quotas for backends that create many games)"),
+    "audit": ("audit.cli", "main", "test each seat's play for fair play: did it favour cards it could not see?"),
     "tournament": ("bots.tournament", "main", "play one bot against another and report win rates"),
     "bench": ("cli.bench", "main", "benchmarks: engine, replay, api, bots"),
 }

@@ -20,6 +20,7 @@ takes the totals from the skipped hand's hand_end line if it has them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -464,10 +465,13 @@ def _short(value: Any) -> str:
 # -- files -----------------------------------------------------------------------------------
 
 
-def replay_log(log: Log, all_errors: bool = False, until_move: int | None = None) -> Replay:
+def replay_log(log: Log, all_errors: bool = False, until_move: int | None = None,
+               before_line: Callable[[Replay, Line], None] | None = None) -> Replay:
     """Replay a read log (through move ``until_move`` if given); violations are on the result.
 
-    Raises :class:`HeaderError` for a header whose rules cannot be resolved.
+    ``before_line(replay, line)`` is called before each line is fed (the fair-play audit
+    keeps the position before each move). Raises :class:`HeaderError` for a header whose
+    rules cannot be resolved.
     """
     rules = rules_from_header(log.header)
     rep = Replay(rules, all_errors)
@@ -476,6 +480,8 @@ def replay_log(log: Log, all_errors: bool = False, until_move: int | None = None
             if (until_move is not None and rep.state is not None and rep.last_move >= until_move
                     and line.kind in (MOVE, DEAL)):
                 break
+            if before_line is not None:
+                before_line(rep, line)
             rep.feed(line)
     except _Stop:
         pass
