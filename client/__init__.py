@@ -50,8 +50,7 @@ from client.problems import (
     parse_retry_after,
     problem_of,
 )
-from client.seat import Seat
-from client.server import Client, tokens_of
+from client.server import Client, Seat, tokens_of
 from client.wire import Reply, SourceAddressAdapter, new_idempotency_key, session_from
 
 __all__ = [

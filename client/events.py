@@ -11,7 +11,7 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import requests
 import requests.adapters
@@ -20,9 +20,15 @@ from client.bodies import GameView
 from client.problems import Unreachable, problem_of
 from client.wire import EVENT_STREAM, USER_AGENT, decode, segment
 
-if TYPE_CHECKING:
-    from client.server import Client
 
+class Server(Protocol):
+    """What an event reader needs of the client (:class:`client.Client`)."""
+
+    base_url: str
+    timeout: float
+
+    def poll(self, game_id: str, token: str | None = None, *, after: str | None = None,
+             wait: float | None = None) -> EventsPage: ...
 
 @dataclass(frozen=True)
 class Event:
@@ -142,7 +148,7 @@ class _EventReader:
     of the last event read (a new reader resumes after it), whether the game is over, and
     :meth:`close`."""
 
-    def __init__(self, client: Client, game_id: str, token: str | None, last_id: str | None,
+    def __init__(self, client: Server, game_id: str, token: str | None, last_id: str | None,
                  stop_when_over: bool) -> None:
         self.client = client
         self.game_id = game_id
@@ -182,7 +188,7 @@ class EventStream(_EventReader):
 
     :meth:`close` (from any thread) ends the iteration."""
 
-    def __init__(self, client: Client, game_id: str, token: str | None = None, *, last_event_id: str | None = None,
+    def __init__(self, client: Server, game_id: str, token: str | None = None, *, last_event_id: str | None = None,
                  stop_when_over: bool = True, read_timeout: float = 45.0, max_failures: int | None = 10) -> None:
         super().__init__(client, game_id, token, last_event_id, stop_when_over)
         self.retry_ms = DEFAULT_RETRY_MS
@@ -312,7 +318,7 @@ class LongPoll(_EventReader):
     503 (the server holds as many waiting readers as it may) are retried by the client's
     policy. :meth:`close` ends the iteration after the current request."""
 
-    def __init__(self, client: Client, game_id: str, token: str | None = None, *, after: str | None = None,
+    def __init__(self, client: Server, game_id: str, token: str | None = None, *, after: str | None = None,
                  wait: float = 25.0, stop_when_over: bool = True) -> None:
         super().__init__(client, game_id, token, after, stop_when_over)
         self.wait = wait
