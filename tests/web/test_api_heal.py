@@ -136,9 +136,12 @@ def test_a_valkey_that_keeps_dying_stops_canasta_serve(tmp_path: Path) -> None:
         while "stopping" not in serve.text() and time.monotonic() < deadline:
             time.sleep(0.05)
         said = [line for line in serve.text().splitlines() if line.startswith("canasta serve:")]
-        # it gave up: six deaths in the window, or a restart the killing caught mid-start
+        # it gave up: six deaths in the window, or a restart the killing caught mid-start, or
+        # (on a machine slow enough that six restarts take longer than a worker's 20 s of
+        # reconnecting) a worker that gave up on the Valkey first, which stops it all the same
         assert said[-1].startswith(("canasta serve: the Valkey died 6 times",
-                                    "canasta serve: the Valkey does not start again")), said
+                                    "canasta serve: the Valkey does not start again",
+                                    "canasta serve: cli.main worker exited with 1")), said
         assert "; stopping" in said[-1], said
         assert not running_on(data)
     finally:
