@@ -178,6 +178,10 @@ def test_the_other_seats_moves_are_shown_one_at_a_time(pages: Pages, api: Client
     _watch_moves(page)
     _play_my_turn(page)
     assert wait_for_turn(page, 60) == "turn"
+    # the board shows the newest view at once (the seat may act at once); the bots' moves are
+    # still being told at the pace: read them once the telling is over
+    page.wait_for_function("() => window.shown.filter(s => !s.text.startsWith('You ')).length >= 3", timeout=30_000)
+    expect(page.locator("#now-playing")).to_have_count(0, timeout=30_000)
     shown = page.evaluate("window.shown")
     bot_moves = [s for s in shown if not s["text"].startswith("You ")]
     assert len(bot_moves) >= 3, shown  # three bots, each a draw and a discard at least
