@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from browser_pages import DESKTOP, Pages, copy_readme_screenshot
 from browser_player import enabled, play_one_move, play_to_the_end, version, wait_for_turn
 from playwright.sync_api import Page, Request, expect
 
-from client import ApiProblem, Client
+from client import ApiProblem, Client, Seat
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -163,16 +164,24 @@ def test_an_open_seat_is_handed_to_a_bot(pages: Pages) -> None:
     expect(page.locator("#event-log")).to_contain_text("Hand 1 is dealt")
 
 
-def _game_with_a_meld_to_make(api: Client) -> tuple[str, int, str]:
-    """A two-player game where the seat to act has drawn and may meld (test seeds)."""
-    for seed in range(1, 200):
+def _drawn_with_melds(api: Client, seeds: range) -> Iterator[tuple[str, int, str, Seat, list[dict]]]:
+    """Two-player games (test seeds) whose seat to act has drawn and may meld: the game,
+    the seat, its token, its client seat and the melds it may make."""
+    for seed in seeds:
         game = api.create_game("finnish-2p", [{"name": "ann"}, {"name": "bea"}], seed=seed)
         tokens = {s["seat"]: s["token"] for s in game["seats"]}
         seat = game["view"]["to_act"]
         player = api.seat(game["id"], tokens[seat])
         player.move({"type": "draw"})
-        if player.view()["view"]["legal"]["melds"]:
-            return game["id"], seat, tokens[seat]
+        melds = player.view()["view"]["legal"]["melds"]
+        if melds:
+            yield game["id"], seat, tokens[seat], player, melds
+
+
+def _game_with_a_meld_to_make(api: Client) -> tuple[str, int, str]:
+    """A two-player game where the seat to act has drawn and may meld (test seeds)."""
+    for game_id, seat, token, _, _ in _drawn_with_melds(api, range(1, 200)):
+        return game_id, seat, token
     raise AssertionError("no seed gives a meld")
 
 

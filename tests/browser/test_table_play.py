@@ -15,6 +15,7 @@ from playwright.sync_api import Page, expect
 
 from client import ApiProblem, Client
 from tests.browser.test_table import (
+    _drawn_with_melds,
     _game_where_the_pile_may_be_taken,
     _game_with_a_meld_to_make,
     _select,
@@ -101,20 +102,12 @@ def test_clear_selection_keeps_the_take_chooser_open(pages: Pages, api: Client) 
 def _game_with_a_meld_not_to_add_to(api: Client) -> tuple[str, int, str, str, str]:
     """A two-player game (test seeds) whose seat to act has drawn and melded, and holds a card
     of another rank than a meld it may not add to now: the game, seat, token, rank, card."""
-    for seed in range(1, 300):
-        game = api.create_game("finnish-2p", [{"name": "ann"}, {"name": "bea"}], seed=seed)
-        tokens = {s["seat"]: s["token"] for s in game["seats"]}
-        seat = game["view"]["to_act"]
-        player = api.seat(game["id"], tokens[seat])
-        player.move({"type": "draw"})
-        melds = player.view()["view"]["legal"]["melds"]
-        if not melds:
-            continue
+    for game_id, seat, token, player, melds in _drawn_with_melds(api, range(1, 300)):
         view = player.move(melds[0])["view"]
         ranks = [m["rank"] for m in view["melds"][view["team"]] if m["rank"] not in view["legal"]["add_ranks"]]
         others = [c for c in view["hand"] if c != "JK" and c[0] not in ("2", "3", *ranks)]
         if ranks and others and view["legal"]["to_act"]:
-            return game["id"], seat, tokens[seat], ranks[0], others[0]
+            return game_id, seat, token, ranks[0], others[0]
     raise AssertionError("no seed gives a meld that cannot be added to")
 
 
