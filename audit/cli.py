@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                                                       "all games together")
     p.add_argument("--json", action="store_true", help="one JSON object per suspect (and per refused log)")
     p.add_argument("--threshold", type=float, default=THRESHOLD, metavar="P", help="flag below this p-value")
-    p.add_argument("--worlds", type=int, default=WORLDS, metavar="K", help="sampled deals per decision")
+    p.add_argument("--worlds", type=int, default=WORLDS, metavar="K", help="deals with the other hands dealt again, per decision")
     return p
 
 
@@ -134,7 +134,7 @@ def _print(v: Verdict, as_json: bool) -> None:
     if not v.judgeable:
         print(f"{head}: too short to judge (fewer than {MIN_DECISIONS} informative decisions), not flagged")
         return
-    print(f"{head}, z {v.z:+.2f} (deal) {v.z_stock:+.2f} (stock), p {v.p:.3g}: {v.status} "
+    print(f"{head}, z {v.z:+.2f} (hands) {v.z_stock:+.2f} (stock), p {v.p:.3g}: {v.status} "
           f"(flagged below p {v.threshold:g})")
     for game, j in v.weighty[:SHOWN_LINES]:
         action = orjson.dumps(j.action).decode()

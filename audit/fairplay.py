@@ -1,7 +1,7 @@
 """A seat's decisions combined into one test of fair play, with a p-value and a verdict.
 
 Each judged decision gives two ranks, uniform on (0, 1) under fair play (:mod:`audit.judge`):
-the deal's ``u`` (every unseen card dealt again) and the stock's ``u_stock`` (the true
+the hands' ``u`` (the other seats' hidden cards dealt among them again) and the stock's ``u_stock`` (the true
 hands, the stock shuffled again: exactly uniform for any fair player, nobody has seen it). Decisions where those hidden cards did not
 change the choice's advantage (``spread`` 0) carry no evidence and are left out of that test
 (that depends only on the set of deals, not on which one is true, so the rest stay uniform).
@@ -38,7 +38,7 @@ class Verdict:
     suspect: str
     decisions: int = 0  # decisions with a choice
     judged: int = 0  # of them, those with informative ranks (combined)
-    z: float = 0.0  # the deal's test
+    z: float = 0.0  # the hands' test
     p: float = 1.0  # the suspect's p-value: twice the smaller of the two tests' (Bonferroni)
     z_stock: float = 0.0  # the stock's test
     threshold: float = THRESHOLD
@@ -60,7 +60,7 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return {"suspect": self.suspect, "decisions": self.decisions, "judged": self.judged,
-                "z_deal": round(self.z, 3), "z_stock": round(self.z_stock, 3), "p": self.p, "threshold": self.threshold,
+                "z_hands": round(self.z, 3), "z_stock": round(self.z_stock, 3), "p": self.p, "threshold": self.threshold,
                 "judgeable": self.judgeable, "flagged": self.flagged,
                 "weighty": [{"game": g, "move": j.move, "hand": j.hand, "seat": j.seat, "action": j.action,
                              "rank": round(j.u, 3), "true_advantage": round(j.true_advantage, 1),

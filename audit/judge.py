@@ -4,20 +4,22 @@ A decision of seat S is judged where S departed from the reference, the standard
 in S's position (a seat that plays the book move shows nothing of what it knows; which
 decisions are judged depends on S's view alone). The options compared: S's choice, the
 reference's and the expert's next candidate (:meth:`bots.expert.Expert.candidates`). Two
-kinds of deals: ``worlds`` sampled from what S could know (:func:`bots.view.determinize`, the
-bots' one sampler: the deal's test), and ``worlds`` with the true hands and the stock shuffled
-again (the stock's test: exact for any fair player, nobody has seen the stock's order). In
-those and in the true deal, every option is valued by one fixed evaluator: greedy
-plays every seat on, and the expert's leaf evaluation (:func:`bots.evaluation.evaluate`) is
-taken at the end of the next seat's turn and of the one after (the partner's, with four
-players), and averaged. The *advantage* of the choice in a deal is its value minus the mean
-of the alternatives'.
+kinds of deals (:mod:`audit.deals`): the other seats' hidden cards dealt among them again,
+the stock as it is (the hands' test), and the true hands with the stock shuffled again (the
+stock's test: exact for any fair player, nobody has seen the stock's order). In those and in
+the true deal, every option is valued by one fixed evaluator: the standard bot plays every
+seat on (the same rollout seed in every deal), and the leaf evaluation
+(:func:`bots.evaluation.evaluate`, greedy's weights) is taken at the end of the next seat's
+turn and of the one after (the partner's, with four players), and averaged. The *advantage*
+of the choice in a deal is its value minus the mean of the alternatives'.
 
-Why so short a look-ahead: every later turn draws from a stock that the sampled deals order
-at random, and that luck drowned the signal (a full round: the opponent-peeking cheater
-ranked 0.48 on average over 146 decisions; to the end of the next turn 0.56). The partner's
-turn is kept because a partner's hand pays off there: valued at the next turn's end only,
-the partner-peeking cheater's decisions ranked 0.47-0.54; with the partner's turn, 0.57.
+Why so short a look-ahead: every later turn draws from a stock, and that luck drowned the
+signal (a full round: the opponent-peeking cheater ranked 0.48 on average over 146
+decisions; to the end of the next turn 0.56). The partner's turn is kept because a partner's
+hand pays off there. Why the hands' test keeps the stock: the same decisions, 15 deals each,
+ranked the next-opponent-peeking cheater's choice +0.17 (normal score, a decision) with the
+stock dealt again and +0.25 with it kept; standard rollouts rather than greedy's, +0.20
+against +0.17 (1 700 decisions; docs/audit.md).
 
 A fair seat's choice is a function of its view (and its own coin flips), so, given the view,
 the true deal is one more draw of the deals the seat could not tell apart: its advantage
@@ -32,19 +34,21 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from audit.deals import hands_dealt_again, stock_shuffled
 from audit.decisions import Decision
 from bots import view_seed
 from bots.evaluation import evaluate
 from bots.expert import Expert
-from bots.greedy import Greedy
 from bots.standard import Standard
-from bots.view import SeatView, determinize
+from bots.view import SeatView
 from engine.errors import IllegalMove
 from engine.legal import legal_actions_and_plan
 from engine.moves import apply
 from engine.state import IN_HAND, State
 
-WORLDS = 7  # sampled deals per decision (the true one makes 8 ranks; 15 cost twice as much)
+WORLDS = 11  # deals with the hands dealt again, per decision (the true one makes 12 ranks)
+STOCK_WORLDS = 7  # deals with the stock shuffled again, per decision
+WEIGHTS = "greedy"  # the leaf evaluation's weights (bots.evaluation.WEIGHTS) the ranks were measured with
 OPTIONS = 3  # the choice and at most two alternatives
 HORIZON = 3  # turn changes a rollout plays through: to the end of the partner's turn (four players)
 FIRST_LOOK = 2  # the first turn change where the position is valued: the end of the next seat's turn
@@ -62,7 +66,7 @@ class Judged:
     hand: int
     seat: int
     action: dict[str, Any]
-    u: float  # the deal's test: the true deal among deals with every unseen card dealt again
+    u: float  # the hands' test: the true deal among deals with the other hands dealt again
     true_advantage: float
     mean_advantage: float  # in those deals
     spread: float
@@ -73,12 +77,14 @@ class Judged:
 class Judge:
     """The fixed evaluator and the options; one per audit (it holds no per-game state)."""
 
-    def __init__(self, worlds: int = WORLDS, options: int = OPTIONS, horizon: int = HORIZON) -> None:
+    def __init__(self, worlds: int = WORLDS, options: int = OPTIONS, horizon: int = HORIZON,
+                 stock_worlds: int = STOCK_WORLDS) -> None:
         self.worlds = worlds
+        self.stock_worlds = stock_worlds
         # the alternatives: the standard bot's choice, then the expert's other candidates
         self.proposer = Expert(rollout=Standard(), max_candidates=options)
-        # the evaluator: greedy rollouts (cheap, and not the policy any tested player searches with)
-        self.rollout_bot = Greedy()
+        # the evaluator: standard-bot rollouts (the same in every deal)
+        self.rollout_bot = Standard()
         self.horizon = horizon
         self.options = options
 
@@ -98,15 +104,9 @@ class Judge:
         options = self.options_of(d)
         if len(options) < 2:
             return None
-        truth = d.state._replace(deck=d.state.stock, stock_pos=0)  # as the sampler builds its deals
-        # the deal: every card the seat has not seen dealt again (the other hands and the stock)
-        hands = [determinize(d.state, d.seat, rng) for _ in range(self.worlds)]
-        # the stock: the true hands, the stock shuffled again
-        stocks = []
-        for _ in range(self.worlds):
-            deck = list(truth.deck)
-            rng.shuffle(deck)
-            stocks.append(truth._replace(deck=tuple(deck)))
+        truth = d.state._replace(deck=d.state.stock, stock_pos=0)  # a whole state: the stock from deck[0]
+        hands = [hands_dealt_again(truth, d.seat, rng) for _ in range(self.worlds)]
+        stocks = [stock_shuffled(truth, rng) for _ in range(self.stock_worlds)]
         seed = rng.getrandbits(32)  # the same rollout seed in every deal: only the deal differs
         true = self.advantage(truth, d.seat, options, seed)
         by_hands = [self.advantage(w, d.seat, options, seed) for w in hands]
@@ -128,14 +128,14 @@ class Judge:
 
     def value(self, world: State, seat: int, action: dict[str, Any], rng: random.Random) -> float | None:
         """The mean of the leaf evaluation (``bots.evaluation.evaluate``) for ``seat``'s team at
-        the end of each turn from the next seat's to the ``horizon``: greedy plays every seat;
+        the end of each turn from the next seat's to the ``horizon``: the standard bot plays every seat;
         a hand that ends first counts its exact score at the points left. None: illegal here."""
         try:
             s = apply(world, seat, action)
         except IllegalMove:
             return None
         team = world.rules.team_of(seat)
-        bot, name = self.rollout_bot, self.rollout_bot.name
+        bot, name = self.rollout_bot, WEIGHTS
         turns, last, steps, total = 0, world.turn, 0, 0.0
         while s.phase in IN_HAND and steps < MAX_STEPS:
             if s.turn != last:

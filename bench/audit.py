@@ -28,7 +28,7 @@ import orjson
 
 from audit.decisions import game_of
 from audit.fairplay import THRESHOLD, audit
-from audit.judge import WORLDS, Judge
+from audit.judge import STOCK_WORLDS, WORLDS, Judge
 from bench.cheaters import Cheater
 from bots import CPU, Budget, policy
 from bots.simulate import Policy, play_game
@@ -99,7 +99,7 @@ def wilson(k: int, n: int) -> tuple[float, float]:
 
 
 def summarise(rows: list[dict[str, Any]], threshold: float = THRESHOLD) -> str:
-    out = ["mean z, sd z: the deal's test; z stock: the stock's test (mean); flagged: p, twice the smaller test's, "
+    out = ["mean z, sd z: the hands' test; z stock: the stock's test (mean); flagged: p, twice the smaller test's, "
            f"below {threshold:g}",
            f"{'player':<15} {'kind':<5} {'sets':>4} {'flagged':>7} {'share (95% CI)':>22} "
            f"{'mean z':>7} {'sd z':>5} {'z stock':>7} {'p<0.05':>6} {'judged/set':>10}"]
@@ -124,7 +124,7 @@ def summarise(rows: list[dict[str, Any]], threshold: float = THRESHOLD) -> str:
         rate = decisions / cpu
         departures = sum(r["judged"] for r in rows)
         out.append(f"speed: {decisions} decisions examined ({departures} departures from the reference valued in "
-                   f"{2 * WORLDS + 1} deals) in {cpu:.0f} s of CPU: {rate:.1f} decisions/s per core "
+                   f"{WORLDS + STOCK_WORLDS + 1} deals) in {cpu:.0f} s of CPU: {rate:.1f} decisions/s per core "
                    f"({departures / cpu:.1f} departures/s); "
                    f"{per_game:.0f} decisions a game (all four seats): 1 000 games take "
                    f"{1000 * per_game / rate / 3600:.1f} core-hours (every seat)")
@@ -176,7 +176,7 @@ def main(argv: list[str]) -> int:
                 out.write(orjson.dumps(row) + b"\n")
                 out.flush()
             print(f"{row['player']:<15} set {row['set']:>3} seat {row['seat']} judged {row['judged']:>4} "
-                  f"z {row['z']:+.2f} (deal) {row.get('z_stock', 0.0):+.2f} (stock) p {row['p']:.3g}"
+                  f"z {row['z']:+.2f} (hands) {row.get('z_stock', 0.0):+.2f} (stock) p {row['p']:.3g}"
                   f"{'  FLAGGED' if row['flagged'] else ''}", flush=True)
             if deadline and time.monotonic() > deadline:
                 break
