@@ -52,8 +52,8 @@ def hands_dealt_again(truth: State, seat: int, rng: random.Random) -> State:
     rng.shuffle(pool)
     rest = iter(pool)
     hands = {p: list(kept[p]) for p in others}
-    for i, p in enumerate(slots):
-        hands[p][cards[i] if cards[i] is not None else next(rest)] += 1
+    for p, card in zip(slots, cards, strict=True):
+        hands[p][next(rest) if card is None else card] += 1
     return truth._replace(hands=tuple(tuple(hands[p]) if p in hands else h for p, h in enumerate(truth.hands)))
 
 
