@@ -11,12 +11,15 @@ import orjson
 import pytest
 
 from audit import cli
+from audit.deals import hands_dealt_again, stock_shuffled
 from audit.decisions import Refused, game_of, read_game
 from audit.fairplay import audit
 from audit.judge import Judge
 from bench.cheaters import Cheater, leaked_world
 from bots import policy
 from bots.simulate import play_game
+from bots.view import SeatView, holds_no_red_three
+from engine.cards import IS_RED_THREE
 from engine.rules import resolve
 from replay.reader import parse_bytes
 
@@ -152,3 +155,32 @@ def test_a_fair_game_per_seat_and_as_json(tmp_path, capsys):
     assert cli.main([str(good), "--player", "seat 1", "--json", "--worlds", "3"]) == 0
     row = orjson.loads(capsys.readouterr().out)
     assert row["flagged"] is False and row["decisions"] > 0 and 0 <= row["p"] <= 1
+
+
+def test_deals_change_only_what_the_seat_has_not_seen():
+    """The hands' deals keep the stock, every hand's size, the cards the table saw a seat take
+    and the other hands' cards as a whole, and put red threes only where the true deal could
+    hold them; the stock's deals keep every hand. So the seat's view is the same in each."""
+    for seed in (4, 8, 9):
+        name, ds = decisions(seed)
+        for d in ds[::7]:
+            truth = d.state._replace(deck=d.state.stock, stock_pos=0)
+            rng = random.Random(d.move)
+            for _ in range(3):
+                w = hands_dealt_again(truth, d.seat, rng)
+                assert w.deck == truth.deck and w.hands[d.seat] == truth.hands[d.seat]
+                others = [p for p in range(4) if p != d.seat]
+                assert [sum(w.hands[p]) for p in others] == [sum(truth.hands[p]) for p in others]
+                assert pooled_cards(w, others) == pooled_cards(truth, others)
+                for p in others:
+                    for k in set(truth.known_from_pile[p]):
+                        assert w.hands[p][k] >= min(truth.known_from_pile[p].count(k), truth.hands[p][k])
+                    if holds_no_red_three(truth, p):
+                        assert not any(w.hands[p][k] for k in range(len(w.hands[p])) if IS_RED_THREE[k])
+                assert SeatView(w, d.seat).unseen_counts() == SeatView(truth, d.seat).unseen_counts()
+                s = stock_shuffled(truth, rng)
+                assert s.hands == truth.hands and sorted(s.deck) == sorted(truth.deck)
+
+
+def pooled_cards(state, seats):
+    return [sum(state.hands[p][k] for p in seats) for k in range(len(state.hands[0]))]
