@@ -124,16 +124,21 @@ class StreamLimits:
                 log.warning("a stream's hold could not be given back; it lapses in %.0f s", HOLD_SECONDS)
 
     def _start_renewing(self) -> None:
-        if self._renewer is not None:
-            return
         with self._lock:
             if self._renewer is None:
-                self._renewer = threading.Thread(target=self._renew_forever, name="canasta-stream-holds", daemon=True)
+                self._renewer = threading.Thread(target=self._renew_while_held, name="canasta-stream-holds", daemon=True)
                 self._renewer.start()
 
-    def _renew_forever(self) -> None:
+    def _renew_while_held(self) -> None:
+        """Renew every :data:`RENEW_SECONDS` while this process holds a stream; then end (the
+        next stream starts another): an idle process keeps no thread, and none outlives its
+        streams to knock at a store that is gone."""
         while True:
             time.sleep(RENEW_SECONDS)
+            with self._lock:
+                if not self._held:
+                    self._renewer = None
+                    return
             self.renew()
 
     def renew(self) -> None:
