@@ -82,7 +82,8 @@ def play_set(player: str, index: int, seed: int, games: int = GAMES_PER_SET) -> 
     judge_cpu = time.process_time() - started
     return {"player": player, "kind": kind, "set": index, "seed": seed, "seat": suspect, "games": games,
             "decisions": verdict.decisions, "judged": verdict.judged, "z": verdict.z,
-            "z_stock": verdict.z_stock, "p": verdict.p,
+            "z_stock": verdict.z_stock, "p": verdict.p, "hands": verdict.hands,
+            "z_independent": verdict.z_independent, "z_stock_independent": verdict.z_stock_independent,
             "flagged": verdict.flagged, "judgeable": verdict.judgeable, "judge_cpu": judge_cpu,
             "play_cpu": play_cpu, "decisions_all_seats": decisions_all}
 

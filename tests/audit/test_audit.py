@@ -13,7 +13,7 @@ import pytest
 from audit import cli
 from audit.deals import hands_dealt_again, stock_shuffled
 from audit.decisions import Refused, game_of, read_game
-from audit.fairplay import audit
+from audit.fairplay import Evidence, audit
 from audit.judge import Judge
 from bench.cheaters import Cheater, leaked_world
 from bots import policy
@@ -184,3 +184,21 @@ def test_deals_change_only_what_the_seat_has_not_seen():
 
 def pooled_cards(state, seats):
     return [sum(state.hands[p][k] for p in seats) for k in range(len(state.hands[0]))]
+
+
+def test_decisions_of_one_hand_count_as_one_piece_of_evidence():
+    """A hand's decisions share its deal: a hundred high ranks in one hand are one hand's
+    luck, not a hundred independent signs; over many hands the same ranks add up."""
+    one = Evidence()
+    for _ in range(100):
+        one.add(("g", 1), 1.0)
+    assert one.z_independent == pytest.approx(10.0) and one.z == pytest.approx(1.0)
+    many = Evidence()
+    for h in range(100):
+        many.add(("g", h), 1.0)
+    assert many.z == pytest.approx(10.0)
+    mixed = Evidence()
+    for h in range(50):
+        mixed.add(("g", h), 2.0)
+        mixed.add(("g", h), -2.0)
+    assert mixed.z == 0.0 and Evidence().z == 0.0
