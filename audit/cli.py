@@ -134,7 +134,7 @@ def _print(v: Verdict, as_json: bool) -> None:
     if not v.judgeable:
         print(f"{head}: too short to judge (fewer than {MIN_DECISIONS} informative decisions), not flagged")
         return
-    print(f"{head}, z {v.z:+.2f} (hands) {v.z_stock:+.2f} (stock), p {v.p:.3g}: {v.status} "
+    print(f"{head} in {v.hands} hands, z {v.z:+.2f} (hands) {v.z_stock:+.2f} (stock), p {v.p:.3g}: {v.status} "
           f"(flagged below p {v.threshold:g})")
     for game, j in v.weighty[:SHOWN_LINES]:
         action = orjson.dumps(j.action).decode()
