@@ -7,6 +7,12 @@ played) and its thinking time a decision (wall clock p50 / p99, and the CPU p99)
 are :mod:`bots.styles`, in two pools kept apart: ``tuning`` (what the expert may be tuned
 against) and ``held-out`` (only ever measured here).
 
+Before the rows, each style's agreement with our standard: the share of the style's own
+decisions (not forced) in which it chooses what the standard bot would in its place. A style
+built on the standard bot inherits every change made to it, so near 100% a match against it
+measures the standard bot against itself and no change to the standard bot can move it far
+from 50% (``asker`` chooses as the standard bot in 99% of its decisions).
+
 Goals (issue 37, four players, held-out pool, each preset): the expert wins more than the
 standard bot against every style and at least 60% on average; the standard bot at least 60%
 against each style; the expert's p99 a decision within its budget + 5 ms.
@@ -15,11 +21,15 @@ against each style; the expert's p99 a decision within its budget + 5 ms.
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 
+import bots
 from bots import CPU, WALL, Budget, is_bot, tournament
+from bots.simulate import play_game
 from bots.stats import percentile, wilson
 from bots.styles import DESCRIPTIONS, HELD_OUT, TUNING
 from engine.rules import RulesError, resolve
@@ -30,6 +40,7 @@ POOLS = {"tuning": TUNING, "held-out": HELD_OUT}
 GOAL_RATE = 0.60  # the standard bot against each held-out style, the expert on average
 P99_ROOM_MS = 5.0  # the expert's p99 a decision may exceed its budget by this much
 EXPERT, STANDARD = "expert", "standard"
+AGREEMENT_GAMES = 10  # games a style and preset in which its choices are compared with standard's
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,34 @@ def play(preset: str, level: str, style: str, pool: str, args: argparse.Namespac
     per_hand = sum(r.score_diff for r in results) / hands
     return Row(preset, level, style, pool, s["games"], s["a_win_rate"], lo, hi, per_hand,
                [x for r in results for x in r.a_ms], [x for r in results for x in r.a_cpu_ms])
+
+
+def agreement(preset: str, style: str, games: int, seed: int, target: int) -> tuple[float, int]:
+    """The share of ``style``'s decisions that were not forced in which it chose what our
+    standard would in its place, over ``games`` games of the style against the standard bot
+    (the same seating and deals as the matches); and how many decisions that was."""
+    rules = resolve(preset, overrides={"target_score": target})
+    reference = bots.get(STANDARD)
+    same = total = 0
+
+    def compared(play: Any) -> Any:
+        def choose(state: Any, seat: int, actions: list[Any]) -> Any:
+            nonlocal same, total
+            action = play(state, seat, actions)
+            if len(actions) > 1:
+                total += 1
+                same += reference.choose(bots.SeatView(state, seat), actions, random.Random(seat)) == action
+            return action
+        return choose
+
+    for game in range(games):
+        style_team = 1 - game % 2
+        pols = {seat: bots.policy(style if rules.team_of(seat) == style_team else STANDARD,
+                                  random.Random(f"{seed}:{game}:{seat}"))
+                for seat in range(rules.players)}
+        pols = {seat: compared(p) if rules.team_of(seat) == style_team else p for seat, p in pols.items()}
+        play_game(rules, random.Random(f"{seed}:deal:{game // 2}"), pols)
+    return (same / total if total else 0.0), total
 
 
 def _ms(values: list[float]) -> str:
@@ -118,6 +157,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=100, help="games per pairing (default 100)")
     p.add_argument("--expert-games", type=int, default=0, help="games where the level searches (default: --games)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--agreement-games", type=int, default=AGREEMENT_GAMES,
+                   help=f"games a style in which its choices are compared with standard's (default {AGREEMENT_GAMES}, 0: none)")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--target", type=int, default=5000, help="target score (default 5000, the rules')")
     p.add_argument("--budget-ms", type=float, default=15.0, help="a searching level's budget where it names none")
@@ -152,6 +193,14 @@ def main(argv: list[str]) -> int:
         for style in POOLS[pool]:
             if not only or style in only:
                 print(f"  {pool:<8} {style:<15} {DESCRIPTIONS[style]}")
+    if args.agreement_games > 0:
+        print(f"agreement with our standard (its choice in the style's place), {args.agreement_games} games:")
+        for preset in presets:
+            for pool in pools:
+                for style in POOLS[pool]:
+                    if not only or style in only:
+                        share, decisions = agreement(preset, style, args.agreement_games, args.seed, args.target)
+                        print(f"  {preset:<8} {pool:<8} {style:<15} {share:6.1%} of {decisions} decisions", flush=True)
     print(f"{'rules':<8} {'pool':<8} {'level':<10} {'style':<15} {'games':>5} {'rate':>6} {'95% CI':>13} "
           f"{'pts/hand':>7} {'p50/p99 ms':>12} {'CPU p99':>7}")
     rows: list[Row] = []

@@ -19,6 +19,7 @@ BENCHES = {
 # benchmarks named by two words, the first a bench above (``canasta bench bots pool``)
 SUB_BENCHES = {
     ("bots", "pool"): ("bench.pool", "main", "each level against each opponent style (tuning and held-out pools)"),
+    ("bots", "hands"): ("bench.hands", "main", "where a match is won, hand by hand: going out, first canastas, points by source"),
 }
 
 

@@ -20,13 +20,15 @@ DESCRIPTIONS = {
     "meld-all": "lays every meld it can at once, takes any pile of two or more, sheds singletons",
     "noisy-standard": "our standard, but a quarter of its choices are another move of the same kind",
     "mix-tuning": "each decision played by one of the tuning styles at random",
+    "rusher": "goes out the moment it can, never asks, lays every meld once out is in reach; greedy otherwise",
+    "hoarder": "opens, then lays nothing but a canasta until it can go out in one turn; greedy otherwise",
     "frozen-shy": "never takes a frozen pile, takes an open one of three or more; greedy otherwise",
     "concealed": "keeps its melds in hand for a concealed going out until the hand is late or heavy",
     "asker": "asks to go out at every chance, always says yes, goes out whenever it can",
     "careless": "discards its highest card with no thought of the next seat; greedy otherwise",
     "mix-held": "each decision played by one of the held-out styles at random",
 }
-TUNING = ("pile-eager", "meld-all", "noisy-standard", "mix-tuning")
+TUNING = ("pile-eager", "meld-all", "noisy-standard", "mix-tuning", "rusher", "hoarder")
 HELD_OUT = ("frozen-shy", "concealed", "asker", "careless", "mix-held")
 STYLES = TUNING + HELD_OUT
 # the pure styles each mixture draws from, uniformly per decision
@@ -40,14 +42,16 @@ def registry() -> dict[str, Any]:
     from bots.styles.careless import Careless
     from bots.styles.concealed import Concealed
     from bots.styles.frozen_shy import FrozenShy
+    from bots.styles.hoarder import Hoarder
     from bots.styles.meld_all import MeldAll
     from bots.styles.mixture import Mixture
     from bots.styles.noisy import NoisyStandard
     from bots.styles.pile_eager import PileEager
+    from bots.styles.rusher import Rusher
 
     pure: dict[str, Any] = {"pile-eager": PileEager(), "meld-all": MeldAll(), "noisy-standard": NoisyStandard(),
                             "frozen-shy": FrozenShy(), "concealed": Concealed(), "asker": Asker(),
-                            "careless": Careless()}
+                            "careless": Careless(), "rusher": Rusher(), "hoarder": Hoarder()}
     mixes = {name: Mixture(name, [pure[p] for p in parts]) for name, parts in MIXES.items()}
     return {**pure, **mixes}
 

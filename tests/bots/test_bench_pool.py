@@ -31,3 +31,10 @@ def test_the_pool_bench_prints_each_pairing_and_each_goal(capsys: pytest.Capture
 def test_bad_input_is_an_error_not_an_empty_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert pool.main(argv) == 2
     assert "canasta bench bots pool:" in capsys.readouterr().err
+
+
+def test_agreement_tells_a_style_built_on_our_standard_from_one_written_apart() -> None:
+    near, decisions = pool.agreement("finnish", "asker", games=2, seed=3, target=1500)
+    apart, _ = pool.agreement("finnish", "meld-all", games=2, seed=3, target=1500)
+    assert decisions > 50
+    assert near > 0.9 > 0.6 > apart  # the asker differs only when it may go out
