@@ -15,7 +15,6 @@ the end; the points left in hand when the other side went out; the hand's length
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 import bots
 from bots import is_bot
 from bots.stats import wilson
+from bots.tournament import deal_rng, seat_rng
 from engine.deal import deal, new_game, shuffle
 from engine.legal import legal_actions
 from engine.moves import apply
@@ -65,10 +65,9 @@ def first_canasta(rules: RuleOptions, s: State) -> int | None:
 def play(rules: RuleOptions, a: str, b: str, seed: int, game: int, tally: Tally) -> None:
     """Game ``game`` of the match, as :func:`bots.tournament.play_one` seats and deals it."""
     a_team = game % 2
-    pols = {seat: bots.policy(a if rules.team_of(seat) == a_team else b,
-                              random.Random(f"{seed}:{game}:{seat}:{a if rules.team_of(seat) == a_team else b}"))
-            for seat in range(rules.players)}
-    deals = random.Random(f"{seed}:deal:{game // 2}")
+    names = {seat: a if rules.team_of(seat) == a_team else b for seat in range(rules.players)}
+    pols = {seat: bots.policy(name, seat_rng(seed, game, seat, name)) for seat, name in names.items()}
+    deals = deal_rng(seed, game)
     state = new_game(rules)
     first: int | None = None
     while state.phase != "over":

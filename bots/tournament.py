@@ -65,6 +65,16 @@ class Match:
         return self.b_budget if side == "b" and self.b_budget is not None else self.budget
 
 
+def seat_rng(seed: int, game: int, seat: int, name: str) -> random.Random:
+    """The random stream of ``name`` playing ``seat`` in game ``game`` of a match."""
+    return random.Random(f"{seed}:{game}:{seat}:{name}")
+
+
+def deal_rng(seed: int, game: int) -> random.Random:
+    """The decks of game ``game``: the same for the pair of games that swap the sides."""
+    return random.Random(f"{seed}:deal:{game // 2}")
+
+
 def play_one(match: Match, game: int) -> GameResult:
     """Game ``game`` of a match; deterministic for a rollout-capped budget."""
     rules = match.rules
@@ -74,10 +84,10 @@ def play_one(match: Match, game: int) -> GameResult:
     for seat in range(rules.players):
         side = "a" if rules.team_of(seat) == a_team else "b"
         name = match.a if side == "a" else match.b
-        pols[seat] = _timed(policy(name, random.Random(f"{match.seed}:{game}:{seat}:{name}"),
-                                   match.budget_of(side)), thought[side], thought[f"{side}_cpu"])
+        pols[seat] = _timed(policy(name, seat_rng(match.seed, game, seat, name), match.budget_of(side)),
+                            thought[side], thought[f"{side}_cpu"])
     started = time.perf_counter()
-    record = play_game(rules, random.Random(f"{match.seed}:deal:{game // 2}"), pols)
+    record = play_game(rules, deal_rng(match.seed, game), pols)
     final = record.final
     assert final is not None and final.game_result is not None
     return GameResult(game, a_team, tuple(final.totals), final.game_result["winner"], len(record.moves),
