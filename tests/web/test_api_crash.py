@@ -173,7 +173,10 @@ def crash_and_recover(tmp_path: Path, key_prefix: str, *, threads: int, kills: i
                 assert final.phase == "over"
                 record = store.load(p.game_id)
                 assert record is not None and record.meta["status"] == "over"
-                assert store.event_count(p.game_id) == record.version
+                versions = [int(e[1][b"v"]) for e in client.xrange(store.keys.events(p.game_id))]
+                # every version's event once, in order (the stream keeps the newest ones)
+                assert versions == list(range(record.version - len(versions) + 1, record.version + 1))
+                assert store.event_count(p.game_id) == record.version, client.xinfo_stream(store.keys.events(p.game_id))
             store.delete_all()
         finally:
             client.close()
