@@ -4,7 +4,7 @@ Why: a win rate says who wins, not why. Issue 37 asked why the standard bot wins
 half its games against the ``asker`` and ``concealed`` styles; the answer was in the hands'
 points by source and in who is caught with cards, not in the rate. The games are a
 :mod:`bots.tournament` match's (the same decks, seats and seeds: A is side 0 in even games, side
-1 in odd ones), played here move by move so that each hand's first canasta is seen.
+1 in odd ones), watched move by move (``play_game``'s ``on_move``) so that each hand's first canasta is seen.
 
 Per hand, A's side against B's: who went out (or how the hand ended); who made the hand's first
 canasta and who then went out; the points by source (melds, canasta bonuses, red threes, the
@@ -23,11 +23,9 @@ from dataclasses import dataclass, field
 
 import bots
 from bots import is_bot
+from bots.simulate import play_game
 from bots.stats import wilson
 from bots.tournament import deal_rng, seat_rng
-from engine.deal import deal, new_game, shuffle
-from engine.legal import legal_actions
-from engine.moves import apply
 from engine.rules import RuleOptions, RulesError, resolve
 from engine.state import State
 
@@ -63,29 +61,27 @@ def first_canasta(rules: RuleOptions, s: State) -> int | None:
 
 
 def play(rules: RuleOptions, a: str, b: str, seed: int, game: int, tally: Tally) -> None:
-    """Game ``game`` of the match, as :func:`bots.tournament.play_one` seats and deals it."""
+    """Game ``game`` of the match, as :func:`bots.tournament.play_one` seats and deals it,
+    watched move by move: each hand's first canasta, and the hand counted at its end."""
     a_team = game % 2
     names = {seat: a if rules.team_of(seat) == a_team else b for seat in range(rules.players)}
     pols = {seat: bots.policy(name, seat_rng(seed, game, seat, name)) for seat, name in names.items()}
-    deals = deal_rng(seed, game)
-    state = new_game(rules)
     first: int | None = None
-    while state.phase != "over":
-        if state.phase == "deal":
-            deck, salt, _ = shuffle(rules, deals)
-            state, first = deal(state, deck, salt), None
-            continue
-        seat = state.to_act
-        state = apply(state, seat, pols[seat](state, seat, legal_actions(state, seat)))
+
+    def watch(state: State) -> None:
+        nonlocal first
         tally.moves += 1
         if first is None:
             first = first_canasta(rules, state)
         if state.phase in ("deal", "over") and state.hand_result is not None:
             count_hand(rules, a_team, state, first, tally)
-    result = state.game_result
-    assert result is not None
+            first = None
+
+    result = play_game(rules, deal_rng(seed, game), pols, on_move=watch).final
+    assert result is not None and result.game_result is not None
     tally.games += 1
-    tally.a_points += 1.0 if result["winner"] == a_team else 0.5 if result["winner"] is None else 0.0
+    winner = result.game_result["winner"]
+    tally.a_points += 1.0 if winner == a_team else 0.5 if winner is None else 0.0
 
 
 def count_hand(rules: RuleOptions, a_team: int, s: State, first: int | None, tally: Tally) -> None:

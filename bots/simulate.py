@@ -55,9 +55,12 @@ class GameRecord:
 
 
 def play_game(
-    rules: RuleOptions, rng: random.Random, policy: Policy | dict[int, Policy], max_moves: int = MAX_MOVES
+    rules: RuleOptions, rng: random.Random, policy: Policy | dict[int, Policy], max_moves: int = MAX_MOVES,
+    on_move: Callable[[State], None] | None = None,
 ) -> GameRecord:
-    """Play one game to its end; ``policy`` is one policy for all seats or one per seat."""
+    """Play one game to its end; ``policy`` is one policy for all seats or one per seat.
+    ``on_move`` sees the state after every move (a benchmark that counts what happens within
+    a hand, such as its first canasta, watches the game instead of playing it again)."""
     record = GameRecord(rules)
     state = new_game(rules)
     policies = policy if isinstance(policy, dict) else {seat: policy for seat in range(rules.players)}
@@ -75,6 +78,8 @@ def play_game(
         hand_no = state.hand_no
         state = apply(state, seat, action)
         record.lines.append(move_line(state.moves, hand_no, seat, action))
+        if on_move is not None:
+            on_move(state)
         if state.phase in ("deal", "over") and state.hand_result is not None:
             record.lines.append(hand_end_line(state.hand_result))
         if state.phase == "over" and state.game_result is not None:
