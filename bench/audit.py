@@ -29,7 +29,7 @@ import orjson
 from audit.decisions import game_of
 from audit.fairplay import THRESHOLD, audit
 from audit.judge import STOCK_WORLDS, WORLDS, Judge
-from bench.cheaters import Cheater
+from bench.cheaters import Cheater, Deliberate
 from bots import CPU, Budget, policy
 from bots.simulate import Policy, play_game
 from engine.rules import resolve
@@ -51,6 +51,8 @@ PLAYERS: dict[str, tuple[str, Callable[[random.Random], Policy]]] = {
     "peek-partner": ("cheat", lambda r: Cheater("partner").policy(r)),
     "peek-opponent": ("cheat", lambda r: Cheater("opponent").policy(r)),
     "peek-all-0.25": ("cheat", lambda r: Cheater("all", fraction=0.25).policy(r)),
+    "deliberate-partner": ("cheat", lambda r: Deliberate("partner").policy(r)),
+    "deliberate-opponent": ("cheat", lambda r: Deliberate("opponent").policy(r)),
 }
 ALL_SEEING = "peek-all"  # sees every hand always: the blatant cheater of the tests
 PLAYERS[ALL_SEEING] = ("cheat", lambda r: Cheater("all").policy(r))
@@ -135,6 +137,50 @@ def summarise(rows: list[dict[str, Any]], threshold: float = THRESHOLD) -> str:
     return "\n".join(out)
 
 
+def gain(player: str, pairs: int, seed: int) -> str:
+    """What the player's play is worth: each deck is played twice, the player in one seat
+    (rotating) and then the standard bot in that seat, every other seat the standard bot with
+    the same seeds; the paired difference of its side's result (games won, a draw half; the
+    side's lead in points a hand), with 95% intervals. A cheater whose leak does not change its
+    play gains nothing, and no audit can see a leak that changes nothing."""
+    rules = resolve(PRESET)
+    _, make = PLAYERS[player]
+    won: list[float] = []
+    lead: list[float] = []
+    for game in range(pairs):
+        seat = game % SEATS
+        team = rules.team_of(seat)
+        results = []
+        for suspect in (make, None):
+            seats: dict[int, Policy] = {p: policy(OTHERS, random.Random(f"bench-gain:{seed}:{game}:{p}"))
+                                        for p in range(SEATS)}
+            if suspect is not None:
+                seats[seat] = suspect(random.Random(f"bench-gain:{seed}:{game}:{seat}:{player}"))
+            record = play_game(rules, random.Random(f"bench-gain:{seed}:deal:{game}"), seats)
+            final = record.final
+            assert final is not None and final.game_result is not None
+            winner = final.game_result["winner"]
+            results.append((1.0 if winner == team else 0.5 if winner is None else 0.0,
+                            (final.totals[team] - final.totals[1 - team]) / max(1, len(record.hands))))
+        won.append(results[0][0] - results[1][0])
+        lead.append(results[0][1] - results[1][1])
+    return (f"{player:<20} {pairs} decks: games won {_paired(won, 100):+.1f} points in 100 (+-{_half(won, 100):.1f}), "
+            f"lead a hand {_paired(lead, 1):+.1f} points (+-{_half(lead, 1):.1f}) over the standard bot in its seat")
+
+
+def _paired(xs: list[float], scale: float) -> float:
+    return scale * sum(xs) / len(xs)
+
+
+def _half(xs: list[float], scale: float) -> float:
+    """Half the 95% interval of the mean."""
+    n = len(xs)
+    if n < 2:
+        return math.inf
+    mean = sum(xs) / n
+    return scale * Z95 * math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1) / n)
+
+
 def _task(args: tuple[str, int, int, int]) -> dict[str, Any]:
     return play_set(*args)
 
@@ -150,6 +196,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--minutes", type=float, default=None, help="stop starting sets after this long")
     ap.add_argument("--out", default=None, help="append each set's result to this JSON Lines file")
     ap.add_argument("--from", dest="sources", action="append", default=[], help="summarise these files only")
+    ap.add_argument("--gain", type=int, default=0, metavar="DECKS",
+                    help="instead of sets: what each player's play gains over the standard bot on this many decks")
     args = ap.parse_args(argv)
     if args.sources:
         read: list[dict[str, Any]] = []
@@ -163,6 +211,10 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"canasta bench audit: unknown player {unknown[0]!r}; players: {', '.join(PLAYERS)}", file=sys.stderr)
         return 2
+    if args.gain:
+        for player in players:
+            print(gain(player, args.gain, args.seed), flush=True)
+        return 0
     # interleaved: a bounded run measures every player about equally
     tasks = [(p, i, args.seed, args.games) for i in range(args.first_set, args.first_set + args.sets) for p in players]
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None

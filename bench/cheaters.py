@@ -24,7 +24,9 @@ from bots.expert import Expert
 from bots.simulate import Policy
 from bots.standard import Standard
 from bots.view import SeatView, determinize, holds_no_red_three
-from engine.cards import IS_RED_THREE, KINDS
+from engine.cards import IS_RED_THREE, KINDS, hand_value
+from engine.legal import legal_actions
+from engine.moves import apply
 from engine.state import State
 
 LEAKS = ("stock", "partner", "opponent", "all")
@@ -120,3 +122,57 @@ class Cheater:
 
     def policy(self, rng: random.Random) -> Policy:
         return lambda state, seat, actions: self.choose(state, seat, actions, rng)
+
+
+def feeds(state: State, seat: int, discard: dict[str, Any]) -> bool:
+    """Would this discard let the next seat take the pile (with the cards it truly holds)?"""
+    after = apply(state, seat, discard)
+    nxt = (seat + 1) % state.rules.players
+    if after.phase != "draw" or after.to_act != nxt:  # the hand ended: nothing to feed
+        return False
+    return any(a["type"] == "take_pile" for a in legal_actions(after, nxt))
+
+
+class Deliberate(Standard):
+    """The standard bot told one hidden hand, using it as a person who saw it would, on the
+    decisions where that hand decides the most (not through a search, whose own noise hid the
+    leak: with the partner's hand, the search's choice changed as often as with another seed):
+
+    - ``partner`` (b): its judgment of going out (and of saying yes to the partner's ask)
+      counts the partner's cards at their true value instead of about 8 points a card;
+    - ``opponent`` (c): the same for the next opponent, and it never discards a card that lets
+      that opponent take the pile when another discard would not.
+    """
+
+    def __init__(self, leak: str) -> None:
+        if leak not in ("partner", "opponent"):
+            raise ValueError(f"a deliberate cheater sees the partner's or the next opponent's hand, not {leak!r}")
+        super().__init__()
+        self.leak = leak
+        self._truth: State | None = None
+
+    def shown(self, seat: int) -> set[int]:
+        assert self._truth is not None
+        rules = self._truth.rules
+        return set(rules.partners(seat)) if self.leak == "partner" else {(seat + 1) % rules.players}
+
+    def play(self, state: State, seat: int, actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
+        if len(actions) == 1:
+            return actions[0]
+        self._truth = state
+        v = SeatView(state, seat)
+        choice = self.choose(v, actions, rng)
+        if self.leak == "opponent" and choice["type"] == "discard" and feeds(state, seat, choice):
+            safe = [a for a in actions if a["type"] == "discard" and not feeds(state, seat, a)]
+            if safe:
+                choice = self.choose(v, safe, rng)
+        return choice
+
+    def in_hand_cost(self, v: SeatView, seats: Any) -> float:  # type: ignore[override]
+        assert self._truth is not None
+        shown = self.shown(v.seat)
+        return sum(float(hand_value(self._truth.hands[p])) if p in shown else Standard.in_hand_cost(v, [p])
+                   for p in seats)
+
+    def policy(self, rng: random.Random) -> Policy:
+        return lambda state, seat, actions: self.play(state, seat, actions, rng)

@@ -15,11 +15,12 @@ from audit.deals import hands_dealt_again, stock_shuffled
 from audit.decisions import Refused, game_of, read_game
 from audit.fairplay import Evidence, audit
 from audit.judge import Judge
-from bench.cheaters import Cheater, leaked_world
+from bench.cheaters import Cheater, Deliberate, feeds, leaked_world
 from bots import policy
 from bots.simulate import play_game
 from bots.view import SeatView, holds_no_red_three
 from engine.cards import IS_RED_THREE
+from engine.legal import legal_actions
 from engine.rules import resolve
 from replay.reader import parse_bytes
 
@@ -89,6 +90,28 @@ def test_leaks_put_the_true_cards_in_the_world():
     assert leaked_world(s, 0, "opponent", rng).hands[1] == s.hands[1]
     assert all(leaked_world(s, 0, "all", rng).hands[p] == s.hands[p] for p in range(4))
     assert leaked_world(s, 0, "stock", rng).deck[0] == s.deck[s.stock_pos]
+
+
+def test_the_deliberate_cheater_never_feeds_the_next_opponent_when_it_need_not():
+    """(c) as a person plays it: where the standard bot's discard would let the next opponent
+    take the pile and another discard would not, it discards another; elsewhere it is the
+    standard bot."""
+    cheater, standard = Deliberate("opponent"), policy("standard", random.Random(3))
+    spared = same = 0
+    for seed in range(3):
+        for d in decisions(seed)[1]:
+            actions = legal_actions(d.state, 0)
+            if len(actions) < 2:
+                continue
+            mine = cheater.play(d.state, 0, actions, random.Random(seed))
+            book = standard(d.state, 0, actions)
+            if mine == book:
+                same += 1
+                continue
+            assert book["type"] == "discard" and mine["type"] == "discard"
+            assert feeds(d.state, 0, book) and not feeds(d.state, 0, mine)
+            spared += 1
+    assert spared > 0 and same > 10 * spared
 
 
 # -- bad logs: one clear line each, never a traceback --------------------------------------------
