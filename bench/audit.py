@@ -29,6 +29,7 @@ import orjson
 from audit.decisions import game_of
 from audit.fairplay import THRESHOLD, audit
 from audit.judge import STOCK_WORLDS, WORLDS, Judge
+from bench.cheaters import WORLDS as CHEATER_WORLDS
 from bench.cheaters import Cheater, Deliberate
 from bots import CPU, Budget, policy
 from bots.simulate import Policy, play_game
@@ -168,6 +169,37 @@ def gain(player: str, pairs: int, seed: int) -> str:
             f"lead a hand {_paired(lead, 1):+.1f} points (+-{_half(lead, 1):.1f}) over the standard bot in its seat")
 
 
+def leak_use(leak: str, games: int, seed: int, worlds: int) -> str:
+    """How much the search cheater's leak moves its choices: at each of its decisions (its
+    own games, one seat rotating, the rest the standard bot), its choice with the leak against
+    the same search without it on the same random stream, and that against another stream. A
+    leak that changes the choice no more often than the search's own dice hardly steers it."""
+    cheater, fair = Cheater(leak, worlds=worlds), Cheater(leak, fraction=0.0, worlds=worlds)
+    rules = resolve(PRESET)
+    streams = random.Random(f"bench-leak-use:{seed}:{leak}")
+    decisions = by_leak = by_dice = 0
+
+    def watched(state: Any, seat: int, actions: list[dict[str, Any]]) -> dict[str, Any]:
+        nonlocal decisions, by_leak, by_dice
+        stream = streams.getrandbits(32)
+        choice = cheater.choose(state, seat, actions, random.Random(stream))
+        if len(actions) > 1:
+            fair_choice = fair.choose(state, seat, actions, random.Random(stream))
+            decisions += 1
+            by_leak += choice != fair_choice
+            by_dice += fair_choice != fair.choose(state, seat, actions, random.Random(stream + 1))
+        return choice
+
+    for game in range(games):
+        seats: dict[int, Policy] = {p: policy(OTHERS, random.Random(f"bench-leak-use:{seed}:{game}:{p}"))
+                                    for p in range(SEATS)}
+        seats[game % SEATS] = watched
+        play_game(rules, random.Random(f"bench-leak-use:{seed}:deal:{game}"), seats)
+    n = max(1, decisions)
+    return (f"peek-{leak:<9} {worlds} worlds, {decisions} decisions with a choice: the leak changes the choice at "
+            f"{by_leak / n:.1%}, another random stream at {by_dice / n:.1%}")
+
+
 def _paired(xs: list[float], scale: float) -> float:
     return scale * sum(xs) / len(xs)
 
@@ -198,6 +230,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--from", dest="sources", action="append", default=[], help="summarise these files only")
     ap.add_argument("--gain", type=int, default=0, metavar="DECKS",
                     help="instead of sets: what each player's play gains over the standard bot on this many decks")
+    ap.add_argument("--leak-use", type=int, default=0, metavar="GAMES",
+                    help="instead of sets: how often each search cheater's leak changes its choice, in this many games")
+    ap.add_argument("--worlds", type=int, default=CHEATER_WORLDS, help="the search cheaters' worlds (with --leak-use)")
     args = ap.parse_args(argv)
     if args.sources:
         read: list[dict[str, Any]] = []
@@ -211,6 +246,11 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"canasta bench audit: unknown player {unknown[0]!r}; players: {', '.join(PLAYERS)}", file=sys.stderr)
         return 2
+    if args.leak_use:
+        for leak in ("stock", "partner", "opponent"):
+            if f"peek-{leak}" in players:
+                print(leak_use(leak, args.leak_use, args.seed, args.worlds), flush=True)
+        return 0
     if args.gain:
         for player in players:
             print(gain(player, args.gain, args.seed), flush=True)
