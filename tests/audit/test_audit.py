@@ -15,6 +15,7 @@ from audit.deals import hands_dealt_again, stock_shuffled
 from audit.decisions import Refused, game_of, read_game
 from audit.fairplay import Evidence, audit
 from audit.judge import Judge
+from bench.audit import play_set
 from bench.cheaters import Cheater, Deliberate, feeds, leaked_world
 from bots import policy
 from bots.simulate import play_game
@@ -71,6 +72,14 @@ def test_all_seeing_cheater_is_flagged_in_a_short_set():
     verdict = audit("cheater", games, Judge(worlds=7))
     assert verdict.judgeable
     assert verdict.flagged, verdict.to_dict()
+
+
+def test_a_cheater_who_uses_the_next_opponents_hand_as_a_person_would_is_flagged_in_a_set():
+    """Not blatant: the standard bot's play but for the discards that would feed the next
+    opponent (about 6% of its decisions), judged with the benchmark's own settings over one
+    set of 20 games (95% of such sets are flagged: BENCHMARKS.md)."""
+    row = play_set("deliberate-opponent", 0, seed=5)
+    assert row["judgeable"] and row["flagged"], row
 
 
 def test_a_single_hand_is_too_short_to_judge_and_never_flagged():
