@@ -11,7 +11,8 @@ Before the rows, each style's agreement with our standard: the share of the styl
 decisions (not forced) in which it chooses what the standard bot would in its place. A style
 built on the standard bot inherits every change made to it, so near 100% a match against it
 measures the standard bot against itself and no change to the standard bot can move it far
-from 50% (``asker`` chooses as the standard bot in 99% of its decisions).
+from 50% (the tuning pool's ``standard-asker`` chooses as the standard bot in 99% of its
+decisions; until 2026-12-07 it was the held-out ``asker``).
 
 Goals (issue 37, four players, held-out pool, each preset): the expert wins more than the
 standard bot against every style and at least 60% on average; the standard bot at least 60%
