@@ -55,3 +55,17 @@ def test_every_style_but_the_standard_s_variants_plays_its_own_game(preset: str)
             share, decisions = pool.agreement(preset, style, games=2, seed=3, target=1500)
             assert decisions > 50, style
             assert share < 0.9, (style, share)
+
+
+def test_two_levels_meet_a_style_on_the_same_decks_and_seats_so_the_pairing_is_exact() -> None:
+    """The standard bot plays the same match twice: every game is the same game (the decks, the
+    seats and the style's random stream are the game's, not the level's), so the paired
+    difference is exactly 0; and the expert's pairs are over the games both played."""
+    args = pool.parser().parse_args(["--games", "4", "--expert-games", "2", "--target", "300"])
+    one = pool.play("finnish", "standard", "asker", "held-out", args)
+    two = pool.play("finnish", "standard", "asker", "held-out", args)
+    same = pool.paired(one, two)
+    assert (same.games, same.decks, same.rate, same.points) == (4, 2, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    assert same.verdict == "not shown"
+    expert = pool.play("finnish", "expert@5", "asker", "held-out", args)
+    assert (pool.paired(expert, one).games, pool.paired(expert, one).decks) == (2, 1)
