@@ -22,13 +22,15 @@ DESCRIPTIONS = {
     "mix-tuning": "each decision played by one of the tuning styles at random",
     "rusher": "goes out the moment it can, never asks, lays every meld once out is in reach; greedy otherwise",
     "hoarder": "opens, then lays nothing but a canasta until it can go out in one turn; greedy otherwise",
+    "standard-asker": "our standard, but asks to go out at every chance, always says yes, goes out whenever it can",
     "frozen-shy": "never takes a frozen pile, takes an open one of three or more; greedy otherwise",
     "concealed": "keeps its melds in hand for a concealed going out until the hand is late or heavy",
-    "asker": "asks to go out at every chance, always says yes, goes out whenever it can",
+    "asker": "asks to go out at every chance, always says yes, goes out whenever it can; takes most piles, "
+             "melds as it goes, its own discards (no bot of ours beneath)",
     "careless": "discards its highest card with no thought of the next seat; greedy otherwise",
     "mix-held": "each decision played by one of the held-out styles at random",
 }
-TUNING = ("pile-eager", "meld-all", "noisy-standard", "mix-tuning", "rusher", "hoarder")
+TUNING = ("pile-eager", "meld-all", "noisy-standard", "mix-tuning", "rusher", "hoarder", "standard-asker")
 HELD_OUT = ("frozen-shy", "concealed", "asker", "careless", "mix-held")
 STYLES = TUNING + HELD_OUT
 # the pure styles each mixture draws from, uniformly per decision
@@ -48,10 +50,12 @@ def registry() -> dict[str, Any]:
     from bots.styles.noisy import NoisyStandard
     from bots.styles.pile_eager import PileEager
     from bots.styles.rusher import Rusher
+    from bots.styles.standard_asker import StandardAsker
 
     pure: dict[str, Any] = {"pile-eager": PileEager(), "meld-all": MeldAll(), "noisy-standard": NoisyStandard(),
                             "frozen-shy": FrozenShy(), "concealed": Concealed(), "asker": Asker(),
-                            "careless": Careless(), "rusher": Rusher(), "hoarder": Hoarder()}
+                            "careless": Careless(), "rusher": Rusher(), "hoarder": Hoarder(),
+                            "standard-asker": StandardAsker()}
     mixes = {name: Mixture(name, [pure[p] for p in parts]) for name, parts in MIXES.items()}
     return {**pure, **mixes}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 
 import pytest
@@ -269,3 +270,23 @@ def test_opponents_are_the_other_teams_seats_in_playing_order(preset, players):
         expected = tuple((seat + k) % players for k in range(1, players)
                          if rules.team_of((seat + k) % players) != rules.team_of(seat))
         assert bots.SeatView(state, seat).opponents == expected
+
+
+def test_paired_difference_over_blocks_of_games_dealt_the_same_decks() -> None:
+    from bots.stats import paired_difference, t975
+
+    # blocks of two: (1 - 0 + 1 - 1) / 2 = 0.5 and (0 - 0 + 1 - 0) / 2 = 0.5; no spread
+    assert paired_difference([1, 1, 0, 1], [0, 1, 0, 0]) == (0.5, 0.5, 0.5, 2)
+    # the games only one list has are left out; one block has no interval
+    mean, lo, hi, units = paired_difference([1, 0, 1, 1, 1], [0, 0])
+    assert (mean, units) == (0.5, 1) and lo == -math.inf and hi == math.inf
+    # four blocks of one game: differences 1, 0, 1, 0 (mean 0.5, sd 0.577), t with 3 df
+    mean, lo, hi, units = paired_difference([1, 0, 1, 1], [0, 0, 0, 1], block=1)
+    half = 3.1824 * (1 / 3) ** 0.5 / 2
+    assert units == 4 and mean == 0.5 and abs(lo - (0.5 - half)) < 1e-9 and abs(hi - (0.5 + half)) < 1e-9
+    # shared luck cancels: two bots whose results move together, one a little ahead
+    luck = [float(i % 3 == 0) for i in range(200)]
+    ahead = [1.0 if i % 10 == 0 else x for i, x in enumerate(luck)]
+    mean, lo, hi, _ = paired_difference(ahead, luck)
+    assert 0 < lo < mean < hi and hi - lo < 0.1  # two Wilson intervals of 200 games would overlap
+    assert abs(t975(30) - 2.0423) < 0.002 and abs(t975(1000) - 1.9623) < 0.002
