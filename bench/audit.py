@@ -33,6 +33,7 @@ from bench.cheaters import WORLDS as CHEATER_WORLDS
 from bench.cheaters import Cheater, Deliberate
 from bots import CPU, Budget, policy
 from bots.simulate import Policy, play_game
+from bots.stats import mean_margin, wilson
 from engine.rules import resolve
 from replay.reader import parse_bytes
 
@@ -40,7 +41,6 @@ PRESET = "finnish"
 GAMES_PER_SET = 20
 SEATS = 4
 OTHERS = "standard"
-Z95 = 1.959964
 # name -> (kind, how to make the suspect's policy from an rng)
 PLAYERS: dict[str, tuple[str, Callable[[random.Random], Policy]]] = {
     "random": ("fair", lambda r: policy("random", r)),
@@ -89,17 +89,6 @@ def play_set(player: str, index: int, seed: int, games: int = GAMES_PER_SET) -> 
             "z_independent": verdict.z_independent, "z_stock_independent": verdict.z_stock_independent,
             "flagged": verdict.flagged, "judgeable": verdict.judgeable, "judge_cpu": judge_cpu,
             "play_cpu": play_cpu, "decisions_all_seats": decisions_all}
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """The Wilson 95% interval of a share k/n."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    den = 1 + Z95 ** 2 / n
-    mid = (p + Z95 ** 2 / (2 * n)) / den
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / den
-    return max(0.0, mid - half), min(1.0, mid + half)
 
 
 def summarise(rows: list[dict[str, Any]], threshold: float = THRESHOLD) -> str:
@@ -165,8 +154,10 @@ def gain(player: str, pairs: int, seed: int) -> str:
                             (final.totals[team] - final.totals[1 - team]) / max(1, len(record.hands))))
         won.append(results[0][0] - results[1][0])
         lead.append(results[0][1] - results[1][1])
-    return (f"{player:<20} {pairs} decks: games won {_paired(won, 100):+.1f} points in 100 (+-{_half(won, 100):.1f}), "
-            f"lead a hand {_paired(lead, 1):+.1f} points (+-{_half(lead, 1):.1f}) over the standard bot in its seat")
+    won_mean, won_half = mean_margin(won)
+    lead_mean, lead_half = mean_margin(lead)
+    return (f"{player:<20} {pairs} decks: games won {100 * won_mean:+.1f} points in 100 (+-{100 * won_half:.1f}), "
+            f"lead a hand {lead_mean:+.1f} points (+-{lead_half:.1f}) over the standard bot in its seat")
 
 
 def leak_use(leak: str, games: int, seed: int, worlds: int) -> str:
@@ -198,19 +189,6 @@ def leak_use(leak: str, games: int, seed: int, worlds: int) -> str:
     n = max(1, decisions)
     return (f"peek-{leak:<9} {worlds} worlds, {decisions} decisions with a choice: the leak changes the choice at "
             f"{by_leak / n:.1%}, another random stream at {by_dice / n:.1%}")
-
-
-def _paired(xs: list[float], scale: float) -> float:
-    return scale * sum(xs) / len(xs)
-
-
-def _half(xs: list[float], scale: float) -> float:
-    """Half the 95% interval of the mean."""
-    n = len(xs)
-    if n < 2:
-        return math.inf
-    mean = sum(xs) / n
-    return scale * Z95 * math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1) / n)
 
 
 def _task(args: tuple[str, int, int, int]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from bots.view import SeatView, determinize, holds_no_red_three
 from engine.cards import IS_RED_THREE, KINDS, hand_value
 from engine.legal import legal_actions
 from engine.moves import apply
+from engine.rules import RuleOptions
 from engine.state import State
 
 LEAKS = ("stock", "partner", "opponent", "all")
@@ -39,16 +40,22 @@ def _cards(hand: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(k for k in range(KINDS) for _ in range(hand[k]))
 
 
+def shown_seats(rules: RuleOptions, seat: int, leak: str) -> set[int]:
+    """The seats whose hands a leak of ``leak`` shows ``seat`` (none for the stock)."""
+    if leak == "partner":
+        return set(rules.partners(seat))
+    if leak == "opponent":
+        return {(seat + 1) % rules.players}  # the next seat: the one its discards feed
+    if leak == "all":
+        return set(range(rules.players)) - {seat}
+    return set()
+
+
 def leaked_world(state: State, seat: int, leak: str | None, rng: random.Random) -> State:
     """A sampled world in which the ``leak`` is true (None: a fair world)."""
     if leak in ("partner", "opponent", "all"):
         rules = state.rules
-        if leak == "partner":
-            shown = set(rules.partners(seat))
-        elif leak == "opponent":
-            shown = {(seat + 1) % rules.players}
-        else:
-            shown = set(range(rules.players)) - {seat}
+        shown = shown_seats(rules, seat, leak)
         known = state.known_from_pile or ((),) * rules.players
         told = tuple(_cards(state.hands[p]) if p in shown else known[p] for p in range(rules.players))
         world = determinize(state._replace(known_from_pile=told), seat, rng)
@@ -151,11 +158,6 @@ class Deliberate(Standard):
         self.leak = leak
         self._truth: State | None = None
 
-    def shown(self, seat: int) -> set[int]:
-        assert self._truth is not None
-        rules = self._truth.rules
-        return set(rules.partners(seat)) if self.leak == "partner" else {(seat + 1) % rules.players}
-
     def play(self, state: State, seat: int, actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
         if len(actions) == 1:
             return actions[0]
@@ -170,7 +172,7 @@ class Deliberate(Standard):
 
     def in_hand_cost(self, v: SeatView, seats: Any) -> float:  # type: ignore[override]
         assert self._truth is not None
-        shown = self.shown(v.seat)
+        shown = shown_seats(self._truth.rules, v.seat, self.leak)
         return sum(float(hand_value(self._truth.hands[p])) if p in shown else Standard.in_hand_cost(v, [p])
                    for p in seats)
 
