@@ -24,7 +24,7 @@ from bots.expert import Expert
 from bots.simulate import Policy
 from bots.standard import Standard
 from bots.view import SeatView, determinize, holds_no_red_three
-from engine.cards import IS_RED_THREE, KINDS, hand_value
+from engine.cards import IS_RED_THREE, KINDS
 from engine.legal import legal_actions
 from engine.moves import apply
 from engine.rules import RuleOptions
@@ -54,11 +54,7 @@ def shown_seats(rules: RuleOptions, seat: int, leak: str) -> set[int]:
 def leaked_world(state: State, seat: int, leak: str | None, rng: random.Random) -> State:
     """A sampled world in which the ``leak`` is true (None: a fair world)."""
     if leak in ("partner", "opponent", "all"):
-        rules = state.rules
-        shown = shown_seats(rules, seat, leak)
-        known = state.known_from_pile or ((),) * rules.players
-        told = tuple(_cards(state.hands[p]) if p in shown else known[p] for p in range(rules.players))
-        world = determinize(state._replace(known_from_pile=told), seat, rng)
+        world = determinize(told(state, seat, leak), seat, rng)
         return world._replace(known_from_pile=state.known_from_pile)
     world = determinize(state, seat, rng)
     if leak == "stock" and state.stock_size and world.deck:
@@ -143,12 +139,19 @@ def feeds(state: State, seat: int, discard: dict[str, Any]) -> bool:
 class Deliberate(Standard):
     """The standard bot told one hidden hand, using it as a person who saw it would, on the
     decisions where that hand decides the most (not through a search, whose own noise hid the
-    leak: with the partner's hand, the search's choice changed as often as with another seed):
+    leak: with the partner's hand, the search's choice changed as often as with another seed).
 
-    - ``partner`` (b): its judgment of going out (and of saying yes to the partner's ask)
-      counts the partner's cards at their true value instead of about 8 points a card;
-    - ``opponent`` (c): the same for the next opponent, and it never discards a card that lets
-      that opponent take the pile when another discard would not.
+    The leaked hand comes in through the view's own door for cards the table knows a seat
+    holds (``known_from_pile``), so the bot reads it wherever it reads known cards:
+
+    - the cards left unseen (every take chance it estimates is over fewer, truer cards: with
+      the partner's hand known, what the next opponent may hold is narrower);
+    - the next opponent's take chance (its cards decide, not a sample) and each hand's cost
+      when a side goes out (the partner's or the opponent's cards at their value, not about
+      8 points a card).
+
+    ``opponent`` (c) also never discards a card that lets that opponent take the pile when
+    another discard would not.
     """
 
     def __init__(self, leak: str) -> None:
@@ -156,13 +159,11 @@ class Deliberate(Standard):
             raise ValueError(f"a deliberate cheater sees the partner's or the next opponent's hand, not {leak!r}")
         super().__init__()
         self.leak = leak
-        self._truth: State | None = None
 
     def play(self, state: State, seat: int, actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
         if len(actions) == 1:
             return actions[0]
-        self._truth = state
-        v = SeatView(state, seat)
+        v = SeatView(told(state, seat, self.leak), seat)
         choice = self.choose(v, actions, rng)
         if self.leak == "opponent" and choice["type"] == "discard" and feeds(state, seat, choice):
             safe = [a for a in actions if a["type"] == "discard" and not feeds(state, seat, a)]
@@ -170,11 +171,14 @@ class Deliberate(Standard):
                 choice = self.choose(v, safe, rng)
         return choice
 
-    def in_hand_cost(self, v: SeatView, seats: Any) -> float:  # type: ignore[override]
-        assert self._truth is not None
-        shown = shown_seats(self._truth.rules, v.seat, self.leak)
-        return sum(float(hand_value(self._truth.hands[p])) if p in shown else Standard.in_hand_cost(v, [p])
-                   for p in seats)
-
     def policy(self, rng: random.Random) -> Policy:
         return lambda state, seat, actions: self.play(state, seat, actions, rng)
+
+
+def told(state: State, seat: int, leak: str) -> State:
+    """``state`` in which the table "knows" every card of the hands a leak of ``leak`` shows ``seat``."""
+    rules = state.rules
+    shown = shown_seats(rules, seat, leak)
+    known = state.known_from_pile or ((),) * rules.players
+    return state._replace(known_from_pile=tuple(
+        _cards(state.hands[p]) if p in shown else known[p] for p in range(rules.players)))

@@ -16,7 +16,7 @@ from audit.decisions import Refused, game_of, read_game
 from audit.fairplay import Evidence, audit
 from audit.judge import Judge
 from bench.audit import play_set
-from bench.cheaters import Cheater, Deliberate, feeds, leaked_world
+from bench.cheaters import Cheater, Deliberate, feeds, leaked_world, told
 from bots import policy
 from bots.simulate import play_game
 from bots.view import SeatView, holds_no_red_three
@@ -75,9 +75,9 @@ def test_all_seeing_cheater_is_flagged_in_a_short_set():
 
 
 def test_a_cheater_who_uses_the_next_opponents_hand_as_a_person_would_is_flagged_in_a_set():
-    """Not blatant: the standard bot's play but for the discards that would feed the next
-    opponent (about 6% of its decisions), judged with the benchmark's own settings over one
-    set of 20 games (95% of such sets are flagged: BENCHMARKS.md)."""
+    """Not blatant: the standard bot's play but where the next opponent's hand changes its
+    judgment (about a quarter of its decisions), judged with the benchmark's own settings over
+    one set of 20 games (39 of 40 such sets are flagged: BENCHMARKS.md)."""
     row = play_set("deliberate-opponent", 0, seed=5)
     assert row["judgeable"] and row["flagged"], row
 
@@ -101,26 +101,40 @@ def test_leaks_put_the_true_cards_in_the_world():
     assert leaked_world(s, 0, "stock", rng).deck[0] == s.deck[s.stock_pos]
 
 
-def test_the_deliberate_cheater_never_feeds_the_next_opponent_when_it_need_not():
-    """(c) as a person plays it: where the standard bot's discard would let the next opponent
-    take the pile and another discard would not, it discards another; elsewhere it is the
-    standard bot."""
-    cheater, standard = Deliberate("opponent"), policy("standard", random.Random(3))
-    spared = same = 0
+def test_the_deliberate_cheaters_read_the_leaked_hand_as_cards_the_table_knows():
+    """The leak comes in through the view's door for known cards: the leaked seat's cards are
+    no longer unseen, and nobody else's hand is told."""
+    d = next(x for x in decisions(4)[1] if x.state.stock_size > 5)
+    s = d.state
+    for leak, shown in (("partner", 2), ("opponent", 1)):
+        t = told(s, 0, leak)
+        assert sorted(t.known_from_pile[shown]) == sorted(k for k, n in enumerate(s.hands[shown]) for _ in range(n))
+        assert all(t.known_from_pile[p] == (s.known_from_pile[p] if s.known_from_pile else ()) for p in (1, 2, 3)
+                   if p != shown)
+        fair, cheat = SeatView(s, 0).unseen_counts(), SeatView(t, 0).unseen_counts()
+        assert sum(fair) - sum(cheat) == sum(s.hands[shown]) - len(s.known_from_pile[shown] if s.known_from_pile else ())
+
+
+def test_the_deliberate_cheaters_use_their_leak():
+    """(b) and (c) as a person plays them: each departs from the standard bot where the leaked
+    hand changes its judgment; (c) never discards a card that lets the next opponent take
+    the pile when another discard would not."""
+    standard = policy("standard", random.Random(3))
+    departed = {"partner": 0, "opponent": 0}
+    judged = 0
     for seed in range(3):
         for d in decisions(seed)[1]:
             actions = legal_actions(d.state, 0)
             if len(actions) < 2:
                 continue
-            mine = cheater.play(d.state, 0, actions, random.Random(seed))
+            judged += 1
             book = standard(d.state, 0, actions)
-            if mine == book:
-                same += 1
-                continue
-            assert book["type"] == "discard" and mine["type"] == "discard"
-            assert feeds(d.state, 0, book) and not feeds(d.state, 0, mine)
-            spared += 1
-    assert spared > 0 and same > 10 * spared
+            for leak in departed:
+                mine = Deliberate(leak).play(d.state, 0, actions, random.Random(seed))
+                departed[leak] += mine != book
+                if leak == "opponent" and mine["type"] == "discard" and feeds(d.state, 0, mine):
+                    assert all(feeds(d.state, 0, a) for a in actions if a["type"] == "discard")
+    assert all(0 < n < judged // 2 for n in departed.values()), (departed, judged)  # mostly the book
 
 
 # -- bad logs: one clear line each, never a traceback --------------------------------------------
