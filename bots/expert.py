@@ -109,7 +109,7 @@ class Expert:
         b = Budget.of(budget)
         default = self.greedy.choose(v, actions, rng)
         candidates = self.candidates(v, actions, default)
-        if len(candidates) <= 1:
+        if len(candidates) <= 1 or self.decides_game(v):
             return default
         if self.judge_bot is not None:
             judged = distilled.judge(self.judge_bot, v, candidates, self.judge_margin)
@@ -155,6 +155,20 @@ class Expert:
         if best and counts[0] and best_mean - totals[0] / counts[0] < self.switch_margin:
             return candidates[0]
         return candidates[best]
+
+    def decides_game(self, v: SeatView) -> bool:
+        """Going out now would end the game, won or lost (the standard bot's
+        :meth:`~bots.standard.Standard.game_after_going_out`): its choice stands, since the
+        search values the hand, not the game."""
+        g = self.greedy
+        if not (isinstance(g, Standard) and g.play_for_the_game):
+            return False
+        if v.phase == "play":
+            if v.canastas(v.team) + 1 < v.rules.going_out.canastas_to_go_out or not v.going_out_plan():
+                return False
+        elif v.phase != "answer":
+            return False
+        return g.game_after_going_out(v) != 0
 
     # -- candidates ---------------------------------------------------------------------
     def candidates(self, v: SeatView, actions: list[Action], default: Action) -> list[Action]:

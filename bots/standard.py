@@ -22,7 +22,9 @@ club player, completes fewer canastas and goes out half as often):
 * **tempo**: go out when the public score estimate (the table, the going-out bonus, the
   hands' cards, the known ones at their value) says going out wins the hand, and always near
   the end of the stock or with the opponents near going out; answer the partner's "may I go
-  out?" by the same estimate.
+  out?" by the same estimate. **For the game, not only the hand**: going out that ends the
+  game won (our side past the target, ahead) is taken whatever the hand's estimate, and going
+  out that ends it lost is not (a hand lost but for the game is worth playing on).
 * **the race to the first canasta**: while our side lacks the canastas it needs to go out, a
   wild goes onto a meld of ours that it brings near a canasta (greedy scores every wild add
   alike), a pile after which this hand completes a canasta is taken however small, and a
@@ -174,6 +176,7 @@ class Standard(Greedy):
     race_take_min_gain = RACE_TAKE_MIN_GAIN
     block_pile = BLOCK_PILE
     go_out_stock = 10  # stock size from which going out is always taken
+    play_for_the_game = True  # going out that ends the game decides by the game (game_after_going_out)
     freeze_pairs = FREEZE_PAIRS
     freeze_pile = FREEZE_PILE
     pile_card = PILE_CARD
@@ -314,6 +317,10 @@ class Standard(Greedy):
 
     # -- going out --------------------------------------------------------------------------
     def want_go_out(self, v: SeatView) -> bool:
+        if self.play_for_the_game:
+            ends = self.game_after_going_out(v)
+            if ends:
+                return ends > 0
         if self.threat(v) or v.stock_size <= self.go_out_stock:
             return True
         ours: float = table_points(v, v.team) + v.rules.scoring.going_out_bonus
@@ -323,6 +330,24 @@ class Standard(Greedy):
             for t in range(v.teams) if t != v.team
         )
         return ours - theirs >= self.go_out_margin
+
+    def game_after_going_out(self, v: SeatView) -> int:
+        """+1 if going out now ends the game won (our side reaches the target, ahead), -1 if it
+        ends it lost (an opposing side does, ahead of us), 0 if the game goes on: by the same
+        estimate of the hand as the going-out judgment, plus the cards we lay going out. A hand
+        lost but for the game is worth playing on; a game won is taken whatever the hand."""
+        ours = (v.totals[v.team] + table_points(v, v.team) + v.rules.scoring.going_out_bonus + v.hand_value
+                - self.in_hand_cost(v, v.partners))
+        theirs = max(
+            v.totals[t] + table_points(v, t) - self.in_hand_cost(v, [p for p in v.opponents if v.team_of(p) == t])
+            for t in range(v.teams) if t != v.team
+        )
+        target = v.rules.scoring.target_score
+        if ours >= target and ours > theirs:
+            return 1
+        if theirs >= target and theirs >= ours:
+            return -1
+        return 0
 
     @staticmethod
     def in_hand_cost(v: SeatView, seats: Any) -> float:

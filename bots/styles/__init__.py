@@ -8,6 +8,10 @@ random only through the rng it is handed (a tournament seeds it per game and sea
 Two pools, kept apart: :data:`TUNING` is what the expert may be tuned against (its rollouts
 draw their opponents from it); :data:`HELD_OUT` is only ever measured (``canasta bench bots
 pool``). The styles are no levels: the API offers :data:`bots.NAMES` only.
+
+The styles built on our standard bot play it as they were written
+(:class:`~bots.styles.written.WrittenStandard`): what the bot learns later is off for them, so
+a match measures our change instead of playing it on both sides.
 """
 
 from __future__ import annotations

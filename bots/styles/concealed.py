@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bots.standard import Standard
+from bots.styles.written import WrittenStandard
 from bots.view import SeatView
 
 Action = dict[str, Any]
@@ -14,7 +14,7 @@ LATE_STOCK = 12  # stock size from which it melds like our standard
 HEAVY_HAND = 16  # hand size from which it melds like our standard (it took a big pile)
 
 
-class Concealed(Standard):
+class Concealed(WrittenStandard):
     """Our standard's draws and discards; goes out whenever the engine has a plan; any other
     meld or add waits (a pile take still melds the top card: the rules say so) until the
     stock is down to :data:`LATE_STOCK` or the hand holds :data:`HEAVY_HAND` cards."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from bots.standard import Standard
+from bots.styles.written import WrittenStandard
 from bots.view import SeatView
 
 Action = dict[str, Any]
@@ -15,7 +15,7 @@ NOISE = 0.25
 DRAW_KINDS = ("draw", "take_pile")  # a noisy draw may be either
 
 
-class NoisyStandard(Standard):
+class NoisyStandard(WrittenStandard):
     name = "noisy-standard"
 
     def choose(self, v: SeatView, actions: list[Action], rng: random.Random, budget: Any = None) -> Action:

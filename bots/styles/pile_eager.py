@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from bots.standard import Standard
+from bots.styles.written import WrittenStandard
 from bots.view import SeatView
 
 Action = dict[str, Any]
 
 
-class PileEager(Standard):
+class PileEager(WrittenStandard):
     """Our standard's melds and discards; the draw is always the pile when the rules allow."""
 
     name = "pile-eager"

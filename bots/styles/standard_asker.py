@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from bots.standard import Standard
+from bots.styles.written import WrittenStandard
 from bots.view import SeatView
 from engine.state import GRANTED
 
@@ -19,7 +19,7 @@ Action = dict[str, Any]
 ASK = {"type": "ask_go_out"}
 
 
-class StandardAsker(Standard):
+class StandardAsker(WrittenStandard):
     """Our standard's draws, melds and discards; no judgment of the score when going out."""
 
     name = "standard-asker"

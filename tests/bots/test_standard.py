@@ -1,6 +1,6 @@
 """The standard bot's tactics on hand-built positions: it reads the public pile and the cards
-an opponent is known to hold, blocks a rich pile it would otherwise feed, and goes out when
-going out wins the hand. Also: its speed (p99 per decision) on self-play positions."""
+an opponent is known to hold, blocks a rich pile it would otherwise feed, goes out when
+going out wins the hand, and decides by the game when going out would end it. Also: its speed (p99 per decision) on self-play positions."""
 
 from __future__ import annotations
 
@@ -262,6 +262,49 @@ def test_it_goes_out_when_going_out_wins_the_hand() -> None:
     assert s.hand_result is not None and s.hand_result["reason"] == "went_out" and s.hand_result["by"] == SEAT
     ours, theirs = (row["hand_total"] for row in s.hand_result["scores"])
     assert ours > theirs
+
+
+def _going_out(s: State) -> dict:
+    """The first move of the seat's plan to go out (it has one)."""
+    plan = SeatView(s, SEAT).going_out_plan()
+    assert plan is not None
+    return plan[0]
+
+
+def _goes_out(bot: Standard, s: State) -> bool:
+    """Whether ``bot``, to play in ``s`` with a going-out plan, starts on it."""
+    return bot.choose(SeatView(s, SEAT), engine.legal_actions(s, SEAT), random.Random(0)) == _going_out(s)
+
+
+def test_it_goes_out_when_going_out_wins_the_game_though_it_loses_the_hand() -> None:
+    # our two canastas and three fives against their three canastas and more: the hand says
+    # wait (its estimate is behind), but our side reaches 5 000 first by going out now
+    canasta_k = meld("K", "KH", "KD", "KS", "KC", "KH", "KD", "KS")
+    canasta_q = meld("Q", "QH", "QD", "QS", "QC", "QH", "QD", "QS")
+    theirs = (meld("A", "AH", "AD", "AS", "AC", "AH", "AD", "AS"), meld("J", "JH", "JD", "JS", "JC", "JH", "JD", "JS"),
+              meld("T", "TH", "TD", "TS", "TC", "TH", "TD"), meld("9", "9H", "9D", "9S", "9C", "9H", "9D"),
+              meld("8", "8H", "8D", "8S", "8C", "8H", "8D"), meld("7", "7H", "7D", "7S", "7C", "7H", "7D", "7S"))
+    s = position(("5H", "5D", "5S", "4C"), ("6D", "9C"), ours=(canasta_k, canasta_q), theirs=theirs, next_hand=8)
+    assert not Standard().want_go_out(SeatView(s._replace(totals=(0, 0)), SEAT))  # by the hand alone: wait
+    ahead = s._replace(totals=(4200, 3000))
+    assert _goes_out(Standard(), ahead)
+    by_the_hand = Standard()
+    by_the_hand.play_for_the_game = False
+    assert not _goes_out(by_the_hand, ahead)
+    assert choose("expert", ahead) == _going_out(ahead)  # its search values hands: it defers
+
+
+def test_it_does_not_go_out_when_going_out_ends_the_game_lost() -> None:
+    # the hand is ours (two canastas against a three-card meld), but going out ends a game
+    # the opponents win (their total and table pass 5 000 ahead of ours): play on
+    canasta_k = meld("K", "KH", "KD", "KS", "KC", "KH", "KD", "KS")
+    canasta_q = meld("Q", "QH", "QD", "QS", "QC", "QH", "QD", "QS")
+    s = position(("5H", "5D", "5S", "4C"), ("6D", "9C"), ours=(canasta_k, canasta_q),
+                 theirs=(meld("A", "AH", "AD", "AS"),), next_hand=5)
+    assert _goes_out(Standard(), s)  # the game is far from its end: out, as by the hand
+    behind = s._replace(totals=(2000, 4990))
+    assert not _goes_out(Standard(), behind)
+    assert choose("expert", behind) != _going_out(behind)
 
 
 def test_a_decision_takes_under_5_ms_of_cpu_at_the_99th_percentile() -> None:
