@@ -334,10 +334,14 @@ class Standard(Greedy):
     def game_after_going_out(self, v: SeatView) -> int:
         """+1 if going out now ends the game won (our side reaches the target, ahead), -1 if it
         ends it lost (an opposing side does, ahead of us), 0 if the game goes on: by the same
-        estimate of the hand as the going-out judgment, plus the cards we lay going out. A hand
-        lost but for the game is worth playing on; a game won is taken whatever the hand."""
-        ours = (v.totals[v.team] + table_points(v, v.team) + v.rules.scoring.going_out_bonus + v.hand_value
-                - self.in_hand_cost(v, v.partners))
+        estimate of the hand as the going-out judgment, plus the cards laid going out. A hand
+        lost but for the game is worth playing on; a game won is taken whatever the hand.
+        The seat whose turn it is goes out: this one, or the partner who asked (then this
+        hand's cards count against us)."""
+        goer = v.turn
+        laid = v.hand_value if goer == v.seat else -v.hand_value
+        ours = (v.totals[v.team] + table_points(v, v.team) + v.rules.scoring.going_out_bonus + laid
+                - self.in_hand_cost(v, [p for p in v.partners if p != goer]))
         theirs = max(
             v.totals[t] + table_points(v, t) - self.in_hand_cost(v, [p for p in v.opponents if v.team_of(p) == t])
             for t in range(v.teams) if t != v.team
