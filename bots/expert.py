@@ -108,8 +108,10 @@ class Expert:
 
         b = Budget.of(budget)
         default = self.greedy.choose(v, actions, rng)
+        if self.decides_game(v):
+            return default
         candidates = self.candidates(v, actions, default)
-        if len(candidates) <= 1 or self.decides_game(v):
+        if len(candidates) <= 1:
             return default
         if self.judge_bot is not None:
             judged = distilled.judge(self.judge_bot, v, candidates, self.judge_margin)
@@ -163,12 +165,9 @@ class Expert:
         g = self.greedy
         if not (isinstance(g, Standard) and g.play_for_the_game):
             return False
-        if v.phase == "play":
-            if v.canastas(v.team) + 1 < v.rules.going_out.canastas_to_go_out or not v.going_out_plan():
-                return False
-        elif v.phase != "answer":
-            return False
-        return g.game_after_going_out(v) != 0
+        if v.phase == "answer" or (v.phase == "play" and g.plan_in_reach(v)):
+            return g.game_after_going_out(v) != 0
+        return False
 
     # -- candidates ---------------------------------------------------------------------
     def candidates(self, v: SeatView, actions: list[Action], default: Action) -> list[Action]:
@@ -178,7 +177,7 @@ class Expert:
             return out[:self.max_candidates]
         g = self.greedy
         out = [default]
-        plan = v.going_out_plan() if v.canastas(v.team) + 1 >= v.rules.going_out.canastas_to_go_out else None
+        plan = g.plan_in_reach(v)
         if plan and plan[0] in actions and plan[0] not in out:
             out.append(plan[0])
         if self.other_melds:

@@ -133,15 +133,21 @@ class Greedy:
         return gain - cost
 
     # -- playing ----------------------------------------------------------------------------
+    @staticmethod
+    def plan_in_reach(v: SeatView) -> list[Action] | None:
+        """The engine's plan to go out, looked for only while our side is at most one canasta
+        short of going out (a plan may complete that one; the search costs)."""
+        if v.canastas(v.team) + 1 < v.rules.going_out.canastas_to_go_out:
+            return None
+        return v.going_out_plan()
+
     def play_phase(self, v: SeatView, actions: list[Action], rng: random.Random) -> Action:
-        rules = v.rules
-        if v.canastas(v.team) + 1 >= rules.going_out.canastas_to_go_out:
-            plan = v.going_out_plan()
-            if plan and (v.permission == GRANTED or self.want_go_out(v)):
-                if v.permission != GRANTED and self.want_ask(v) and {"type": "ask_go_out"} in actions:
-                    return {"type": "ask_go_out"}
-                if plan[0] in actions:
-                    return plan[0]
+        plan = self.plan_in_reach(v)
+        if plan and (v.permission == GRANTED or self.want_go_out(v)):
+            if v.permission != GRANTED and self.want_ask(v) and {"type": "ask_go_out"} in actions:
+                return {"type": "ask_go_out"}
+            if plan[0] in actions:
+                return plan[0]
         best, best_score = None, 0.0
         for a in actions:
             if a["type"] in ("meld", "add"):

@@ -166,6 +166,9 @@ def _take_chance_known(v: SeatView, seat: int, rank: int, odds: UnseenOdds) -> f
     return min(1.0, pair + (one - pair) * at_least(total - good, odds.wilds, max(rest, 0), 1))
 
 
+OPPOSING_HANDS = "opposing_hands"  # the SeatView.memo key of Standard.opposing_hands
+
+
 class Standard(Greedy):
     """Greedy's structure with a club player's pile play, memory and tempo."""
 
@@ -325,11 +328,17 @@ class Standard(Greedy):
             return True
         ours: float = table_points(v, v.team) + v.rules.scoring.going_out_bonus
         ours -= self.in_hand_cost(v, v.partners)
-        theirs = max(
-            table_points(v, t) - self.in_hand_cost(v, [p for p in v.opponents if v.team_of(p) == t])
-            for t in range(v.teams) if t != v.team
-        )
-        return ours - theirs >= self.go_out_margin
+        return ours - max(self.opposing_hands(v).values()) >= self.go_out_margin
+
+    def opposing_hands(self, v: SeatView) -> dict[int, float]:
+        """Each opposing side's hand if ours goes out now: its table less the cards its seats
+        hold. Both going-out judgments read it; counted once a view."""
+        found: dict[int, float] | None = v.memo.get(OPPOSING_HANDS)
+        if found is None:
+            found = v.memo[OPPOSING_HANDS] = {
+                t: table_points(v, t) - self.in_hand_cost(v, [p for p in v.opponents if v.team_of(p) == t])
+                for t in range(v.teams) if t != v.team}
+        return found
 
     def game_after_going_out(self, v: SeatView) -> int:
         """+1 if going out now ends the game won (our side reaches the target, ahead), -1 if it
@@ -342,10 +351,7 @@ class Standard(Greedy):
         laid = v.hand_value if goer == v.seat else -v.hand_value
         ours = (v.totals[v.team] + table_points(v, v.team) + v.rules.scoring.going_out_bonus + laid
                 - self.in_hand_cost(v, [p for p in v.partners if p != goer]))
-        theirs = max(
-            v.totals[t] + table_points(v, t) - self.in_hand_cost(v, [p for p in v.opponents if v.team_of(p) == t])
-            for t in range(v.teams) if t != v.team
-        )
+        theirs = max(v.totals[t] + hand for t, hand in self.opposing_hands(v).items())
         target = v.rules.scoring.target_score
         if ours >= target and ours > theirs:
             return 1

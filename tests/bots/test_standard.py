@@ -1,6 +1,7 @@
 """The standard bot's tactics on hand-built positions: it reads the public pile and the cards
 an opponent is known to hold, blocks a rich pile it would otherwise feed, goes out when
-going out wins the hand, and decides by the game when going out would end it. Also: its speed (p99 per decision) on self-play positions."""
+going out wins the hand, and decides by the game when going out would end it. Also: its
+speed (p99 per decision) on self-play positions."""
 
 from __future__ import annotations
 
