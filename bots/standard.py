@@ -167,6 +167,7 @@ def _take_chance_known(v: SeatView, seat: int, rank: int, odds: UnseenOdds) -> f
 
 
 OPPOSING_HANDS = "opposing_hands"  # the SeatView.memo key of Standard.opposing_hands
+GAME_AFTER_GOING_OUT = "game_after_going_out"  # ... and of Standard.game_after_going_out
 
 
 class Standard(Greedy):
@@ -346,7 +347,14 @@ class Standard(Greedy):
         estimate of the hand as the going-out judgment, plus the cards laid going out. A hand
         lost but for the game is worth playing on; a game won is taken whatever the hand.
         The seat whose turn it is goes out: this one, or the partner who asked (then this
-        hand's cards count against us)."""
+        hand's cards count against us). Counted once a view: the bot's going-out judgment
+        and the expert's game check both ask."""
+        found: int | None = v.memo.get(GAME_AFTER_GOING_OUT)
+        if found is None:
+            found = v.memo[GAME_AFTER_GOING_OUT] = self._game_after_going_out(v)
+        return found
+
+    def _game_after_going_out(self, v: SeatView) -> int:
         goer = v.turn
         laid = v.hand_value if goer == v.seat else -v.hand_value
         ours = (v.totals[v.team] + table_points(v, v.team) + v.rules.scoring.going_out_bonus + laid
